@@ -1,0 +1,76 @@
+#include "testkit.hpp"
+
+#include <functional>
+
+namespace grader {
+
+std::uint64_t seed() {
+  static const std::uint64_t value = course::test_seed();
+  return value;
+}
+
+course::Rng& rng() {
+  static course::Rng generator(seed());
+  return generator;
+}
+
+course::Rng case_rng(const std::string& case_name) {
+  return course::Rng(seed() ^ (std::hash<std::string>{}(case_name) * 0x9E3779B97F4A7C15ull));
+}
+
+course::Tensor poisoned(const course::Shape& shape) {
+  course::Tensor t(shape);
+  course::poison(t);
+  return t;
+}
+
+bool check_tensor(const std::string& what, const course::Tensor& actual, const course::Tensor& expected,
+                  const course::Tolerance& tol) {
+  const course::Comparison c = course::compare(actual, expected, tol);
+  CHECK_MESSAGE(c.ok(), what << ": " << c.report(expected.shape()) << "\n  (seed " << seed()
+                             << "; replay with COURSE_SEED=" << seed() << ")");
+  return c.ok();
+}
+
+void check_rejects(const std::string& what, const std::function<void()>& call, const std::string& part) {
+  std::string message;
+  bool threw = false;
+  try {
+    call();
+  } catch (const course::NotImplemented&) {
+    throw;  // let the runner report "not implemented" rather than a confusing check failure
+  } catch (const course::Error& e) {
+    threw = true;
+    message = e.what();
+  }
+  CHECK_MESSAGE(threw, what << ": expected a course::Error, but the call returned normally");
+  if (threw && !part.empty())
+    CHECK_MESSAGE(message.find(part) != std::string::npos,
+                  what << ": error message \"" << message << "\" should mention \"" << part << "\"");
+}
+
+}  // namespace grader
+
+#include <cstdlib>
+#include <fstream>
+
+namespace grader {
+
+std::vector<nlohmann::json> hidden_cases(const std::string& lab) {
+  const char* dir = std::getenv("COURSE_HIDDEN_DIR");
+  if (dir == nullptr || *dir == '\0') return {};
+  const std::string path = std::string(dir) + "/" + lab + ".json";
+  std::ifstream in(path);
+  if (!in) return {};
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw course::Error(path + ": hidden cases are not valid JSON (" + e.what() + ")");
+  }
+  if (!doc.is_object() || !doc.contains("cases") || !doc["cases"].is_array())
+    throw course::Error(path + ": hidden cases file must be {\"cases\": [ ... ]}");
+  return doc["cases"].get<std::vector<nlohmann::json>>();
+}
+
+}  // namespace grader
