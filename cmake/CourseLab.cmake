@@ -11,6 +11,7 @@
 #
 # For every variant in COURSE_VARIANTS ("name=/path/to/folder", by default exercises= and
 # solutions=) it creates
+#   <lab>__tests_obj         the tests + runner, compiled once for all variants
 #   <lab>__<variant>_impl    static library of the student sources (+ the labs it USES)
 #   <lab>__<variant>         test executable: TESTS + the grader's runner + the impl library,
 #                            written to <build>/labs/<variant>/<lab>
@@ -31,6 +32,16 @@ function(course_add_lab lab)
   set_property(GLOBAL APPEND PROPERTY COURSE_LABS ${lab})
   set_property(GLOBAL PROPERTY COURSE_LAB_DEVICE_${lab} ${ARG_DEVICE})
   set_property(GLOBAL PROPERTY COURSE_LAB_SOURCES_${lab} "${ARG_STUDENT_SOURCES}")
+
+  # The tests and the runner are compiled once and linked into every variant's program: grading
+  # many submissions in one build compiles only each student's own files.
+  set(tests_obj ${lab}__tests_obj)
+  add_library(${tests_obj} OBJECT ${ARG_TESTS} ${COURSE_LAB_RUNNER})
+  target_include_directories(${tests_obj} PRIVATE "${PROJECT_SOURCE_DIR}/grader/reference" "${PROJECT_SOURCE_DIR}/grader/testkit")
+  target_link_libraries(${tests_obj} PRIVATE course::common course_testkit course_warnings doctest::doctest ${ARG_LIBRARIES})
+  target_compile_definitions(${tests_obj} PRIVATE
+    COURSE_LAB_NAME="${lab}" COURSE_LAB_DEVICE_IS_GPU=$<STREQUAL:${ARG_DEVICE},gpu>
+    COURSE_DATA_DIR="${COURSE_DATA_DIR}" COURSE_FIXTURE_DIR="${PROJECT_SOURCE_DIR}/grader/fixtures")
 
   foreach(variant_entry IN LISTS COURSE_VARIANTS)
     string(REPLACE "=" ";" pair "${variant_entry}")
@@ -62,12 +73,8 @@ function(course_add_lab lab)
     endforeach()
 
     set(exe ${lab}__${variant})
-    add_executable(${exe} ${ARG_TESTS} ${COURSE_LAB_RUNNER})
-    target_include_directories(${exe} PRIVATE "${PROJECT_SOURCE_DIR}/grader/reference" "${PROJECT_SOURCE_DIR}/grader/testkit")
-    target_link_libraries(${exe} PRIVATE ${impl} course_testkit course_warnings doctest::doctest)
-    target_compile_definitions(${exe} PRIVATE
-      COURSE_LAB_NAME="${lab}" COURSE_LAB_DEVICE_IS_GPU=$<STREQUAL:${ARG_DEVICE},gpu>
-      COURSE_DATA_DIR="${COURSE_DATA_DIR}" COURSE_FIXTURE_DIR="${PROJECT_SOURCE_DIR}/grader/fixtures")
+    add_executable(${exe} $<TARGET_OBJECTS:${tests_obj}>)
+    target_link_libraries(${exe} PRIVATE ${impl} course_testkit doctest::doctest)
     set_target_properties(${exe} PROPERTIES
       OUTPUT_NAME ${lab}
       RUNTIME_OUTPUT_DIRECTORY "${PROJECT_BINARY_DIR}/labs/${variant}")
