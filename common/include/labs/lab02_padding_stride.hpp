@@ -33,7 +33,7 @@ inline Conv2dParams Conv2dParams::symmetric(int pad, int stride, int dilation) {
 }
 
 /// One spatial dimension: floor((in + pad_before + pad_after - dilation*(kernel-1) - 1) / stride) + 1.
-/// Throws course::Error (naming the parameter) for stride < 1, dilation < 1, kernel < 1,
+/// Throws course::Error (naming the parameter) for input < 1, stride < 1, dilation < 1, kernel < 1,
 /// negative padding, or an output size <= 0.
 int conv_output_size(int input, int kernel, int pad_before, int pad_after, int stride, int dilation);
 
@@ -51,6 +51,7 @@ void conv2d_forward(const course::Tensor& input, const course::Tensor& weight, c
 /// TensorFlow-style padding for one dimension. VALID: {0,0}. SAME: out = ceil(in/stride),
 /// total = max((out-1)*stride + dilation*(kernel-1) + 1 - in, 0), before = total/2,
 /// after = total - before (the extra pixel goes after, i.e. bottom/right).
+/// Throws course::Error for input, kernel, stride or dilation < 1.
 enum class TfPadding { Same, Valid };
 struct Padding1d {
   int before = 0, after = 0;
@@ -58,15 +59,17 @@ struct Padding1d {
 Padding1d tf_padding(TfPadding mode, int input, int kernel, int stride, int dilation = 1);
 
 /// "And back": which TF mode explicit padding corresponds to, if any
-/// (Valid when both are 0 -- report Valid before Same if both would match).
+/// (Valid when both are 0 -- report Valid before Same if both would match). "Corresponds" means
+/// the padding equals what tf_padding returns for that mode; std::nullopt when neither does.
 std::optional<TfPadding> tf_mode_for(Padding1d explicit_padding, int input, int kernel, int stride, int dilation = 1);
 
-/// Flat index of element (n, c, h, w) of a tensor stored in NCHW order.
+/// Flat index of element (n, c, h, w) of a tensor stored in NCHW order. Both offset functions
+/// throw course::Error for a shape that is not 4-D or an index outside it.
 std::size_t nchw_offset(const course::Shape& nchw_shape, std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w);
 /// Flat index of element (n, c, h, w) of the same tensor stored in NHWC order
 /// (the shape is still given as [N, C, H, W]).
 std::size_t nhwc_offset(const course::Shape& nchw_shape, std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w);
-/// `nhwc` must already have shape [N, H, W, C] for an [N, C, H, W] input.
+/// `nhwc` must already have shape [N, H, W, C] for an [N, C, H, W] input (and be a different tensor).
 void nchw_to_nhwc(const course::Tensor& nchw, course::Tensor& nhwc);
 /// `nchw` must already have shape [N, C, H, W] for an [N, H, W, C] input.
 void nhwc_to_nchw(const course::Tensor& nhwc, course::Tensor& nchw);
