@@ -1,0 +1,219 @@
+#include "cli.hpp"
+
+#include <cstdlib>
+
+namespace course_grader {
+
+namespace {
+
+// Defaults: the tree this grader was built from (set by grader/CMakeLists.txt).
+const char* const kDefaultSourceDir = COURSE_GRADER_SOURCE_DIR;
+const char* const kDefaultBuildDir = COURSE_GRADER_BUILD_DIR;
+
+double positive_number(const std::string& option, const std::string& text) {
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !(value > 0))
+    throw UsageError(option + " needs a positive number, not '" + text + "'");
+  return value;
+}
+
+int positive_int(const std::string& option, const std::string& text) {
+  const double value = positive_number(option, text);
+  if (value != static_cast<double>(static_cast<int>(value)))
+    throw UsageError(option + " needs a whole number, not '" + text + "'");
+  return static_cast<int>(value);
+}
+
+class Args {
+ public:
+  explicit Args(const std::vector<std::string>& args) : args_(args) {}
+  bool done() const { return i_ >= args_.size(); }
+  const std::string& next() { return args_[i_++]; }
+  // The value of an option given as "--opt VALUE" or "--opt=VALUE".
+  std::string value_of(const std::string& option, const std::string& inline_value, bool has_inline) {
+    if (has_inline) return inline_value;
+    if (done()) throw UsageError(option + " needs a value");
+    return next();
+  }
+
+ private:
+  const std::vector<std::string>& args_;
+  std::size_t i_ = 0;
+};
+
+void set_mode(GradeOptions& g, Mode mode, bool& mode_given, const std::string& option) {
+  if (mode_given) throw UsageError(option + ": choose only one of --solutions, --submission and --submissions");
+  g.mode = mode;
+  mode_given = true;
+}
+
+GradeOptions parse_grade(Args& args) {
+  GradeOptions g;
+  g.source_dir = kDefaultSourceDir;
+  bool mode_given = false, build_dir_given = false;
+  while (!args.done()) {
+    const std::string arg = args.next();
+    if (arg.size() < 2 || arg[0] != '-') {
+      g.labs.push_back(arg);
+      continue;
+    }
+    const std::size_t eq = arg.find('=');
+    const std::string option = arg.substr(0, eq);
+    const bool has_inline = eq != std::string::npos;
+    const std::string inline_value = has_inline ? arg.substr(eq + 1) : "";
+    auto value = [&] { return args.value_of(option, inline_value, has_inline); };
+    if (option == "--solutions") {
+      set_mode(g, Mode::solutions, mode_given, option);
+    } else if (option == "--exercises") {
+      set_mode(g, Mode::exercises, mode_given, option);
+    } else if (option == "--submission") {
+      set_mode(g, Mode::submission, mode_given, option);
+      g.submission_path = value();
+    } else if (option == "--submissions") {
+      set_mode(g, Mode::submissions, mode_given, option);
+      g.submission_path = value();
+    } else if (option == "--hidden") {
+      g.hidden_dir = value();
+    } else if (option == "--json") {
+      g.json_path = value();
+    } else if (option == "--junit") {
+      g.junit_path = value();
+    } else if (option == "--csv") {
+      g.csv_path = value();
+    } else if (option == "--timeout") {
+      g.timeout_s = positive_number(option, value());
+    } else if (option == "--memory-mb") {
+      g.memory_mb = static_cast<std::size_t>(positive_int(option, value()));
+    } else if (option == "--source-dir") {
+      g.source_dir = value();
+    } else if (option == "--build-dir") {
+      g.build_dir = value();
+      build_dir_given = true;
+    } else if (option == "--manifest") {
+      g.manifest_path = value();
+    } else if (option == "--jobs" || option == "-j") {
+      g.jobs = positive_int(option, value());
+    } else if (option == "--points") {
+      g.points = positive_int(option, value());
+    } else if (option == "--no-build") {
+      g.no_build = true;
+    } else if (option == "--build-only") {
+      g.build_only = true;
+    } else {
+      throw UsageError("unknown option '" + arg + "' for grade");
+    }
+  }
+  if (g.source_dir.empty()) throw UsageError("--source-dir is empty");
+  if (!build_dir_given) g.build_dir = g.source_dir == kDefaultSourceDir ? kDefaultBuildDir : g.source_dir + "/build";
+  if (g.no_build && g.build_only) throw UsageError("--no-build and --build-only contradict each other");
+  if (g.submission_path.empty() && (g.mode == Mode::submission || g.mode == Mode::submissions))
+    throw UsageError("--submission/--submissions needs a folder");
+  return g;
+}
+
+HandoutOptions parse_handout(Args& args) {
+  HandoutOptions h;
+  h.source_dir = kDefaultSourceDir;
+  while (!args.done()) {
+    const std::string arg = args.next();
+    if (arg == "--source-dir") {
+      h.source_dir = args.value_of(arg, "", false);
+    } else if (arg.rfind("--source-dir=", 0) == 0) {
+      h.source_dir = arg.substr(13);
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      throw UsageError("unknown option '" + arg + "' for handout");
+    } else if (h.destination.empty()) {
+      h.destination = arg;
+    } else {
+      throw UsageError("handout takes one destination folder, got also '" + arg + "'");
+    }
+  }
+  if (h.destination.empty()) throw UsageError("handout needs a destination folder: course_grader handout DEST");
+  return h;
+}
+
+}  // namespace
+
+Command parse_command_line(const std::vector<std::string>& argv) {
+  Command command;
+  if (argv.empty()) return command;  // help
+  const std::string& first = argv[0];
+  if (first == "--help" || first == "-h" || first == "help") return command;
+  Args args(argv);
+  args.next();
+  for (const auto& a : argv)
+    if (a == "--help" || a == "-h") return command;
+  if (first == "grade") {
+    command.kind = Command::Kind::grade;
+    command.grade = parse_grade(args);
+  } else if (first == "handout") {
+    command.kind = Command::Kind::handout;
+    command.handout = parse_handout(args);
+  } else {
+    throw UsageError("unknown command '" + first + "' (commands: grade, handout)");
+  }
+  return command;
+}
+
+std::string help_text() {
+  return R"(course_grader: builds and grades the labs of the CNN-on-GPU course.
+
+USAGE
+  course_grader grade [WHAT] [OPTIONS] [LAB ...]
+  course_grader handout DEST [--source-dir DIR]
+  course_grader --help
+
+  (Students normally run it through ./course: `./course grade lab01`.)
+
+GRADE
+  Builds each lab's test program (one lab at a time, so a compile error fails only that lab),
+  runs it in an isolated child process and reports per lab: passed, failed (and why), or
+  skipped (GPU labs on a machine without a GPU). LAB may be written lab01, 1 or lab01_conv2d;
+  without LAB every lab is graded.
+
+  WHAT (default: the course's exercises/ folder)
+    --solutions           grade solutions/ (all must pass)
+    --submission DIR      grade DIR, a copy of exercises/ (a folder with labNN_*/ inside; a
+                          folder holding exercises/ works too). Built in its own build folder
+                          <build-dir>/submissions/<name>
+    --submissions DIR     grade every sub-folder of DIR as one submission (name = folder name,
+                          reduced to [A-Za-z0-9_]); all share one build folder, each lab of each
+                          submission is built separately. Writes a gradebook with --csv
+
+  REPORTS (the terminal report is always printed; colour only on a terminal, NO_COLOR=1 turns
+  it off)
+    --json FILE           Gradescope results.json (for --submissions: one object per submission)
+    --junit FILE          JUnit XML (CI systems)
+    --csv FILE            gradebook CSV: one row per submission, one column per lab, total
+    --points N            points per lab in results.json and the gradebook (default 10)
+
+  LIMITS (per lab program run)
+    --timeout S           wall-clock limit in seconds (default 60)
+    --memory-mb M         memory limit in MiB (default 2048): address-space limit for CPU labs,
+                          resident-memory watch for GPU labs
+
+  OTHER
+    --hidden DIR          instructor's hidden test cases: DIR/<lab>.json, passed to the lab
+                          programs as COURSE_HIDDEN_DIR
+    --source-dir DIR      the course repository (default: the one this grader was built from)
+    --build-dir DIR       its build folder (default: the one this grader was built in, or
+                          <source-dir>/build)
+    --jobs N, -j N        parallel compile jobs (default: number of cores)
+    --build-only          build the lab programs, do not run them
+    --no-build            run the lab programs as they are (no cmake)
+    --manifest FILE       read this lab manifest instead of <build-dir>/labs/manifest.json
+
+  The random seed of the run is printed; COURSE_SEED=<seed> replays it.
+
+  EXIT CODE  0 every graded lab passed (skipped GPU labs do not count), 1 a lab failed,
+             2 usage error or the grader itself could not run.
+
+HANDOUT
+  Copies the course to DEST (which must not exist or be empty) without solutions/, the planted
+  faults (grader/planted/) and any folder named hidden/, so it can be given to students. The
+  copy configures, builds and grades its exercises/ as it is.
+)";
+}
+
+}  // namespace course_grader

@@ -1,0 +1,28 @@
+// Runs one lab program twice in the sandbox -- first with --list-test-cases (what will run), then
+// for real -- and judges both runs (verdict.hpp).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "manifest.hpp"
+#include "results.hpp"
+#include "sandbox.hpp"
+
+namespace course_grader {
+
+struct LabRunSettings {
+  double timeout_s = 60;
+  std::size_t memory_mb = 2048;
+  std::string hidden_dir;      ///< passed as COURSE_HIDDEN_DIR; empty = the variable is removed
+  std::uint64_t seed = 0;      ///< passed as COURSE_SEED
+  bool has_gpu = false;        ///< the grader's own check
+  std::string gpu_reason;
+};
+
+/// The sandbox limits for a lab: address-space limit for CPU labs, RSS watch for GPU labs.
+SandboxLimits limits_for(const std::string& device, const LabRunSettings& settings);
+
+LabResult run_lab(const ManifestLab& lab, const std::string& program, const LabRunSettings& settings);
+
+}  // namespace course_grader

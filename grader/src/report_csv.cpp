@@ -1,0 +1,44 @@
+#include <algorithm>
+#include <vector>
+
+#include "report_files.hpp"
+#include "text_util.hpp"
+
+namespace course_grader {
+
+std::string gradebook_csv(const GradeRun& run) {
+  // Columns: the union of the labs graded, in the order they were first seen.
+  std::vector<std::string> labs;
+  for (const auto& sub : run.submissions)
+    for (const auto& lab : sub.labs)
+      if (std::find(labs.begin(), labs.end(), lab.lab) == labs.end()) labs.push_back(lab.lab);
+
+  std::string csv = "submission";
+  for (const auto& lab : labs) csv += "," + csv_field(lab);
+  csv += ",total,max_total\n";
+  for (const auto& sub : run.submissions) {
+    csv += csv_field(sub.name);
+    int total = 0, max_total = 0;
+    for (const auto& name : labs) {
+      const LabResult* found = nullptr;
+      for (const auto& lab : sub.labs)
+        if (lab.lab == name) found = &lab;
+      std::string cell;
+      if (found == nullptr) {
+        cell = "";
+      } else if (found->status == LabStatus::skipped) {
+        cell = "skipped";
+      } else {
+        const int points = found->status == LabStatus::passed ? run.points_per_lab : 0;
+        total += points;
+        max_total += run.points_per_lab;
+        cell = std::to_string(points);
+      }
+      csv += "," + csv_field(cell);
+    }
+    csv += "," + std::to_string(total) + "," + std::to_string(max_total) + "\n";
+  }
+  return csv;
+}
+
+}  // namespace course_grader

@@ -1,0 +1,85 @@
+#include <cctype>
+#include <sstream>
+
+#include "report_files.hpp"
+#include "text_util.hpp"
+
+namespace course_grader {
+
+namespace {
+
+std::string lab_output(const LabResult& lab) {
+  std::ostringstream out;
+  if (lab.status == LabStatus::passed) out << "Passed: " << lab.cases_passed() << " of " << lab.cases.size() << " test cases.\n";
+  else out << (lab.status == LabStatus::skipped ? "Skipped: " : "Failed: ") << lab.reason << "\n";
+  if (!lab.hint.empty()) out << "Hint: " << lab.hint << "\n";
+  if (!lab.details.empty()) out << "\n" << lab.details << "\n";
+  if (!lab.cases.empty()) {
+    out << "\nTest cases:\n";
+    for (const auto& c : lab.cases) out << (c.passed ? "  [pass] " : "  [FAIL] ") << c.name << "\n";
+  }
+  for (const auto& m : lab.metrics) out << "Metric " << m.name << " = " << m.value << "\n";
+  if (lab.status == LabStatus::failed && !lab.output.empty())
+    out << "\nOutput of the lab program (last part):\n" << last_part(lab.output, 6000);
+  return clean_text(out.str());
+}
+
+// Speed ratios: higher is better; times (names ending in _ms, _us, _s, seconds, time): lower is.
+std::string leaderboard_order(const std::string& metric) {
+  auto ends_with = [&](const std::string& suffix) {
+    return metric.size() >= suffix.size() && metric.compare(metric.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  for (const char* suffix : {"_ms", "_us", "_s", "seconds", "time"})
+    if (ends_with(suffix)) return "asc";
+  return "desc";
+}
+
+}  // namespace
+
+nlohmann::json gradescope_results(const SubmissionResult& submission, const GradeRun& run) {
+  nlohmann::json tests = nlohmann::json::array();
+  nlohmann::json leaderboard = nlohmann::json::array();
+  int score = 0, max_score = 0, passed = 0, failed = 0, skipped = 0;
+  for (std::size_t i = 0; i < submission.labs.size(); ++i) {
+    const LabResult& lab = submission.labs[i];
+    nlohmann::json test = {{"name", lab.lab},
+                           {"number", std::to_string(i + 1)},
+                           {"output", lab_output(lab)},
+                           {"visibility", "visible"}};
+    if (lab.status == LabStatus::skipped) {
+      ++skipped;
+      test["name"] = lab.lab + " (skipped: no GPU)";
+      test["score"] = 0;
+      test["max_score"] = 0;
+    } else {
+      const int points = lab.status == LabStatus::passed ? run.points_per_lab : 0;
+      test["score"] = points;
+      test["max_score"] = run.points_per_lab;
+      test["status"] = lab.status == LabStatus::passed ? "passed" : "failed";
+      score += points;
+      max_score += run.points_per_lab;
+      (lab.status == LabStatus::passed ? passed : failed)++;
+    }
+    tests.push_back(test);
+    if (lab.status == LabStatus::passed)
+      for (const auto& m : lab.metrics)
+        leaderboard.push_back({{"name", lab.lab.substr(0, lab.lab.find('_')) + " " + m.name},
+                               {"value", m.value},
+                               {"order", leaderboard_order(m.name)}});
+  }
+  std::ostringstream summary;
+  summary << passed << " of " << (passed + failed) << " labs passed";
+  if (skipped > 0) summary << "; " << skipped << " GPU lab(s) skipped: " << (run.gpu_reason.empty() ? "no GPU" : run.gpu_reason);
+  summary << ". Seed " << run.seed << " (replay with COURSE_SEED=" << run.seed << ").";
+  nlohmann::json results = {{"score", score},
+                            {"max_score", max_score},
+                            {"execution_time", static_cast<int>(run.seconds + 0.5)},
+                            {"output", summary.str()},
+                            {"visibility", "visible"},
+                            {"stdout_visibility", "visible"},
+                            {"tests", tests}};
+  if (!leaderboard.empty()) results["leaderboard"] = leaderboard;
+  return results;
+}
+
+}  // namespace course_grader

@@ -1,0 +1,68 @@
+// What grading produces: per lab a verdict with its reason, per test case what happened, and the
+// context the reports need. Filled by lab_runner/verdict and the build driver; read by reports.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace course_grader {
+
+enum class LabStatus { passed, failed, skipped };
+
+const char* to_string(LabStatus status);
+
+struct CaseResult {
+  std::string name;
+  bool passed = false;
+  double seconds = 0;
+  std::vector<std::string> messages;  ///< first failed checks, as the runner reported them
+  std::string exception;              ///< an exception that escaped the test case, if any
+};
+
+struct Metric {
+  std::string name;   ///< e.g. "speedup_vs_reference"
+  double value = 0;
+  std::string test_case;
+};
+
+struct LabResult {
+  std::string lab;                     ///< e.g. lab01_conv2d
+  std::string device;                  ///< cpu or gpu
+  LabStatus status = LabStatus::failed;
+  std::string reason;                  ///< one line: why it failed or was skipped (empty if passed)
+  std::string hint;                    ///< what to do about it (may be empty)
+  std::string details;                 ///< first failure message(s) or compiler errors
+  bool failed_by_cases = false;        ///< failed only because test cases failed (not a crash etc.)
+  std::vector<CaseResult> cases;       ///< test cases in the order they ran
+  int cases_listed = 0;                ///< how many the program listed before running
+  std::vector<Metric> metrics;
+  std::string output;                  ///< captured stdout+stderr of the test run (bounded)
+  std::vector<std::string> student_files;  ///< the files to edit (absolute paths)
+  double seconds = 0;                  ///< test run time
+  double build_seconds = 0;
+
+  int cases_passed() const {
+    int n = 0;
+    for (const auto& c : cases) n += c.passed ? 1 : 0;
+    return n;
+  }
+};
+
+struct SubmissionResult {
+  std::string name;    ///< variant name (sanitized), e.g. exercises, solutions, alice
+  std::string folder;  ///< the folder that was graded
+  std::vector<LabResult> labs;
+};
+
+struct GradeRun {
+  std::vector<SubmissionResult> submissions;
+  std::uint64_t seed = 0;
+  bool has_gpu = false;
+  std::string gpu_reason;  ///< why not, when has_gpu is false
+  int points_per_lab = 10;
+  double seconds = 0;
+  std::string regrade_command;  ///< e.g. "./course grade" (+ the lab), for the next-step hint
+};
+
+}  // namespace course_grader
