@@ -209,7 +209,9 @@ int run_grade(const GradeOptions& o) {
   settings.gpu_reason = gpu.reason;
 
   TerminalReport terminal(stdout, TerminalReport::wants_colour(stdout), TerminalReport::is_terminal(stdout));
-  terminal.begin(plan.title + " (" + std::to_string(labs.size()) + (labs.size() == 1 ? " lab)" : " labs)"), run);
+  bool gpu_labs = false;
+  for (const auto& name : labs) gpu_labs = gpu_labs || find_lab(manifest, name).device == "gpu";
+  terminal.begin(plan.title + " (" + std::to_string(labs.size()) + (labs.size() == 1 ? " lab)" : " labs)"), run, gpu_labs);
   bool any_failed = false;
   for (const auto& sub : plan.submissions) {
     SubmissionResult result{sub.name, sub.folder, {}};

@@ -16,7 +16,11 @@ std::string lab_output(const LabResult& lab) {
   if (!lab.details.empty()) out << "\n" << lab.details << "\n";
   if (!lab.cases.empty()) {
     out << "\nTest cases:\n";
-    for (const auto& c : lab.cases) out << (c.passed ? "  [pass] " : "  [FAIL] ") << c.name << "\n";
+    for (const auto& c : lab.cases) {
+      out << (c.passed ? "  [pass] " : "  [FAIL] ") << c.name << "\n";
+      if (!c.exception.empty()) out << "         " << c.exception << "\n";
+      for (const auto& m : c.messages) out << "         " << m << "\n";
+    }
   }
   for (const auto& m : lab.metrics) out << "Metric " << m.name << " = " << m.value << "\n";
   if (lab.status == LabStatus::failed && !lab.output.empty())

@@ -77,11 +77,11 @@ std::string TerminalReport::status_word(LabStatus status) const {
   return "?";
 }
 
-void TerminalReport::begin(const std::string& title, const GradeRun& run) {
+void TerminalReport::begin(const std::string& title, const GradeRun& run, bool gpu_labs) {
   std::fprintf(out_, "%s\n", paint(title, kBold).c_str());
   std::fprintf(out_, "%s\n", paint("  seed " + std::to_string(run.seed) + " (replay with COURSE_SEED=" +
                                        std::to_string(run.seed) + ")" +
-                                       (run.has_gpu ? "" : "; no GPU here: GPU labs will be skipped"),
+                                       (run.has_gpu || !gpu_labs ? "" : "; no GPU here: GPU labs will be skipped"),
                                    kDim)
                                  .c_str());
   std::fflush(out_);
@@ -154,7 +154,7 @@ void TerminalReport::gradebook_table(const GradeRun& run) {
   for (const auto& sub : run.submissions)
     for (const auto& lab : sub.labs)
       if (std::find(labs.begin(), labs.end(), lab.lab) == labs.end()) labs.push_back(lab.lab);
-  std::size_t width = 10;
+  std::size_t width = 12;
   for (const auto& sub : run.submissions) width = std::max(width, sub.name.size() + 2);
   std::string header = padded("submission", width);
   for (const auto& lab : labs) header += padded(short_lab(lab), 8);

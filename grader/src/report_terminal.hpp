@@ -19,7 +19,7 @@ class TerminalReport {
   static bool wants_colour(std::FILE* out);
   static bool is_terminal(std::FILE* out);
 
-  void begin(const std::string& title, const GradeRun& run);
+  void begin(const std::string& title, const GradeRun& run, bool gpu_labs);
   void submission_started(const SubmissionResult& submission, bool many);
   /// On a terminal: a transient status line ("lab01_conv2d  building..."); otherwise nothing.
   void activity(const std::string& lab, const std::string& what);

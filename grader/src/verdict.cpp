@@ -32,15 +32,17 @@ void fail(LabResult& out, const std::string& reason, const std::string& hint = "
   if (!hint.empty()) out.hint = hint;
 }
 
-// The case that had started but not finished when the run ended, if any.
+// The case that was running when the run ended, if any: one that started and did not finish, or
+// the one doctest's crash handler reported (it closes the case before the process dies).
 std::string case_in_progress(const std::vector<nlohmann::json>& records) {
-  std::string current;
+  std::string current, crashed;
   for (const auto& r : records) {
     const std::string type = r.value("type", "");
     if (type == "start") current = r.value("case", "");
     if (type == "case") current.clear();
+    if (type == "crash") crashed = r.value("case", "");
   }
-  return current;
+  return current.empty() ? crashed : current;
 }
 
 std::string in_case(const std::vector<nlohmann::json>& records) {
@@ -295,14 +297,14 @@ void judge_run(const JudgeContext& c, const std::vector<std::string>& listed, co
     }
   }
 
-  if (judge_ending(c, r, out) || judge_channel(c, r, out) || judge_skip(c, r, out)) {
-    // Keep what ran before the crash: it helps, and the failing case is named in the reason.
-    if (out.status == LabStatus::failed) {
-      std::ostringstream d;
-      d << out.cases_passed() << " of " << listed.size() << " test cases passed before it ended";
-      out.details = d.str() + (out.details.empty() ? "" : "\n" + out.details);
-      add_cuda_hint(r, out);
-    }
+  if (judge_ending(c, r, out)) {
+    // Say how far it got: the failing case is named in the reason.
+    out.details = std::to_string(out.cases_passed()) + " of " + std::to_string(listed.size()) +
+                  " test cases passed before it ended";
+    add_cuda_hint(r, out);
+    return;
+  }
+  if (judge_channel(c, r, out) || judge_skip(c, r, out)) {
     if (out.status == LabStatus::skipped) fail(out, "asked to be skipped only after listing its tests");
     return;
   }

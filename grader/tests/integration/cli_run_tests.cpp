@@ -1,0 +1,129 @@
+// course_grader as a program, on fake labs (--no-build with a hand-made manifest): exit codes,
+// the terminal report and the report files for one submission and for a batch.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "../test_support.hpp"
+#include "build_driver.hpp"
+#include "gpu_probe.hpp"
+
+using course_grader::CommandResult;
+using course_grader::run_command;
+namespace fs = std::filesystem;
+
+namespace {
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// <dir>/bin/<behaviour>/<program>: the fake lab reads its behaviour from that folder name.
+std::string fake_program(const grader_test::TempDir& dir, const std::string& behaviour, bool gpu = false) {
+  const std::string path = dir / ("bin/" + behaviour + (gpu ? "/fake_gpu_lab" : "/fake_cpu_lab"));
+  fs::create_directories(fs::path(path).parent_path());
+  if (!fs::exists(path)) fs::create_symlink(gpu ? FAKE_GPU_LAB : FAKE_CPU_LAB, path);
+  return path;
+}
+
+nlohmann::json program(const std::string& path, std::vector<std::string> missing = {}) {
+  return {{"target", "unused"}, {"path", path}, {"missing", missing}};
+}
+
+// A manifest with the two fake labs; `programs` maps variant -> (cpu program, gpu program).
+std::string write_manifest(const grader_test::TempDir& dir, const nlohmann::json& cpu_programs,
+                           const nlohmann::json& gpu_programs, const nlohmann::json& variants) {
+  const nlohmann::json manifest = {
+      {"format", 1},
+      {"source_dir", dir.path()},
+      {"build_dir", dir.path()},
+      {"variants", variants},
+      {"labs",
+       {{{"name", "fake_cpu_lab"}, {"device", "cpu"}, {"student_sources", {"fake.cpp"}}, {"programs", cpu_programs}},
+        {{"name", "fake_gpu_lab"}, {"device", "gpu"}, {"student_sources", {"kernel.cu"}}, {"programs", gpu_programs}}}}};
+  grader_test::write_file(dir / "manifest.json", manifest.dump(2));
+  return dir / "manifest.json";
+}
+
+CommandResult grader(std::vector<std::string> args) {
+  args.insert(args.begin(), COURSE_GRADER_EXE);
+  return run_command(args);
+}
+
+}  // namespace
+
+TEST_SUITE("cli") {
+
+TEST_CASE("cli: --help and usage errors") {
+  const CommandResult help = grader({"--help"});
+  CHECK(help.exit_code == 0);
+  CHECK(contains(help.output, "--submissions DIR"));
+  CHECK(grader({"grade", "--frobnicate"}).exit_code == 2);
+  grader_test::TempDir dir;
+  grader_test::write_file(dir / "not-empty/file", "x");
+  const CommandResult handout = grader({"handout", dir / "not-empty"});
+  CHECK(handout.exit_code == 2);
+  CHECK(contains(handout.output, "not an empty folder"));
+}
+
+TEST_CASE("cli: one submission: terminal report, results.json, JUnit; exit code 0 when all pass") {
+  grader_test::TempDir dir;
+  const std::string manifest = write_manifest(
+      dir, {{"exercises", program(fake_program(dir, "pass"))}}, {{"exercises", program(fake_program(dir, "pass", true))}},
+      {{{"name", "exercises"}, {"folder", dir / "exercises"}}});
+  const CommandResult r = grader({"grade", "--no-build", "--manifest", manifest, "--json", dir / "out/results.json",
+                                  "--junit", dir / "out/junit.xml", "--timeout", "10"});
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.output, "fake_cpu_lab"));
+  CHECK(contains(r.output, "PASSED"));
+  CHECK_FALSE(contains(r.output, "\033["));  // not a terminal: no colour
+  const auto results = nlohmann::json::parse(grader_test::read_file(dir / "out/results.json"));
+  CHECK(results["score"] == results["max_score"]);
+  CHECK(results["tests"].size() == 2);
+  CHECK(contains(grader_test::read_file(dir / "out/junit.xml"), "<testsuites"));
+  // Choosing one lab, by number or name; an unknown lab is a usage error.
+  CHECK(grader({"grade", "--no-build", "--manifest", manifest, "fake_cpu_lab"}).exit_code == 0);
+  const CommandResult unknown = grader({"grade", "--no-build", "--manifest", manifest, "lab99"});
+  CHECK(unknown.exit_code == 2);
+  CHECK(contains(unknown.output, "unknown lab 'lab99'"));
+}
+
+TEST_CASE("cli: a failing lab gives exit code 1 and a next step naming the file to edit") {
+  grader_test::TempDir dir;
+  const std::string manifest = write_manifest(
+      dir, {{"exercises", program(fake_program(dir, "not_implemented"))}},
+      {{"exercises", program(fake_program(dir, "pass", true))}}, {{{"name", "exercises"}, {"folder", dir / "ex"}}});
+  const CommandResult r = grader({"grade", "--no-build", "--manifest", manifest, "--source-dir", dir.path()});
+  INFO(r.output);
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.output, "Next: fake_cpu_lab: not implemented: fake::second_function"));
+  CHECK(contains(r.output, "fake_cpu_lab/fake.cpp"));
+  CHECK(contains(r.output, "./course grade fake"));
+}
+
+TEST_CASE("cli: many submissions: gradebook CSV, per-submission results, a crash in one does not stop the rest") {
+  grader_test::TempDir dir;
+  fs::create_directories(dir / "subs/alice");
+  fs::create_directories(dir / "subs/bob");
+  const std::string manifest = write_manifest(
+      dir,
+      {{"alice", program(fake_program(dir, "pass"))}, {"bob", program(fake_program(dir, "segfault"))}},
+      {{"alice", program(fake_program(dir, "pass", true))}, {"bob", program("", {"fake_gpu_lab/kernel.cu"})}},
+      {{{"name", "alice"}, {"folder", dir / "subs/alice"}}, {{"name", "bob"}, {"folder", dir / "subs/bob"}}});
+  const CommandResult r = grader({"grade", "--no-build", "--manifest", manifest, "--submissions", dir / "subs", "--csv",
+                                  dir / "gradebook.csv", "--json", dir / "all.json", "--junit", dir / "junit.xml"});
+  INFO(r.output);
+  CHECK(r.exit_code == 1);
+  const bool gpu = course_grader::probe_gpu().available;
+  CHECK(grader_test::read_file(dir / "gradebook.csv") ==
+        std::string("submission,fake_cpu_lab,fake_gpu_lab,total,max_total\n") +
+            (gpu ? "alice,10,10,20,20\n" : "alice,10,skipped,10,10\n") + "bob,0,0,0,20\n");
+  const auto all = nlohmann::json::parse(grader_test::read_file(dir / "all.json"));
+  CHECK(all["submissions"]["bob"]["score"] == 0);
+  CHECK(contains(all["submissions"]["bob"]["tests"][0]["output"].get<std::string>(), "SIGSEGV"));
+  CHECK(contains(all["submissions"]["bob"]["tests"][1]["output"].get<std::string>(), "not built"));
+  CHECK(contains(grader_test::read_file(dir / "junit.xml"), "segmentation fault"));
+  CHECK(contains(r.output, "submission"));
+}
+
+}  // TEST_SUITE

@@ -1,0 +1,130 @@
+// Report writers: escaping, and the shape of results.json, JUnit XML and the gradebook.
+#include <doctest/doctest.h>
+
+#include "handout.hpp"
+#include "report_files.hpp"
+#include "text_util.hpp"
+
+using namespace course_grader;
+
+namespace {
+
+LabResult lab(const std::string& name, LabStatus status, const std::string& reason = "") {
+  LabResult l;
+  l.lab = name;
+  l.status = status;
+  l.reason = reason;
+  return l;
+}
+
+GradeRun sample_run() {
+  GradeRun run;
+  run.seed = 42;
+  run.points_per_lab = 10;
+  run.gpu_reason = "no CUDA driver";
+  LabResult passed = lab("lab01_conv2d", LabStatus::passed);
+  passed.cases.push_back({"conv <small> & \"quoted\"", true, 0.5, {}, ""});
+  LabResult failed = lab("lab02_padding_stride", LabStatus::failed, "1 of 1 test cases failed");
+  failed.failed_by_cases = true;
+  failed.cases.push_back({"pad", false, 0.1, {"x.cpp:3: CHECK(a == b) is 1 == 2\n  mismatch at [0]"}, ""});
+  failed.output = std::string("bad byte \xff and bell \a");
+  LabResult crashed = lab("lab03_pooling_activations", LabStatus::failed, "crashed with a segmentation fault (SIGSEGV)");
+  LabResult skipped = lab("lab06_cuda_naive", LabStatus::skipped, "needs a CUDA GPU (no CUDA driver)");
+  LabResult fast = lab("lab07_cuda_optimized", LabStatus::passed);
+  fast.metrics.push_back({"speedup_vs_reference", 1.8, "speed"});
+  fast.metrics.push_back({"median_ms", 0.25, "speed"});
+  run.submissions.push_back({"alice", "/s/alice", {passed, failed, crashed, skipped, fast}});
+  run.submissions.push_back({"bob,=evil", "/s/bob", {lab("lab01_conv2d", LabStatus::failed, "does not compile")}});
+  return run;
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_SUITE("unit") {
+
+TEST_CASE("text: invalid UTF-8 and control characters become '?', valid UTF-8 stays") {
+  CHECK(clean_text("ok \xc3\xa9 \xe2\x9c\x93") == "ok \xc3\xa9 \xe2\x9c\x93");
+  CHECK(clean_text("\xff\xfe") == "??");
+  CHECK(clean_text("\xc0\xaf") == "??");  // overlong '/'
+  CHECK(clean_text("\xed\xa0\x80") == "???");  // UTF-16 surrogate
+  CHECK(clean_text("a\x01\tb\n") == "a?\tb\n");
+  CHECK(clean_text("\xe2\x9c") == "??");  // cut short
+}
+
+TEST_CASE("text: XML escaping") {
+  CHECK(xml_escape("<a href=\"x\">&'</a>") == "&lt;a href=&quot;x&quot;&gt;&amp;&apos;&lt;/a&gt;");
+}
+
+TEST_CASE("text: CSV fields are quoted when needed and never start a formula") {
+  CHECK(csv_field("plain") == "plain");
+  CHECK(csv_field("a,b") == "\"a,b\"");
+  CHECK(csv_field("say \"hi\"") == "\"say \"\"hi\"\"\"");
+  CHECK(csv_field("two\nlines") == "\"two\nlines\"");
+  CHECK(csv_field("=HYPERLINK(\"x\")") == "\"'=HYPERLINK(\"\"x\"\")\"");
+  CHECK(csv_field("-3") == "'-3");
+}
+
+TEST_CASE("report: Gradescope results.json") {
+  const GradeRun run = sample_run();
+  const nlohmann::json r = gradescope_results(run.submissions[0], run);
+  CHECK(r["score"] == 20);
+  CHECK(r["max_score"] == 40);  // the skipped GPU lab is worth 0 of 0
+  REQUIRE(r["tests"].size() == 5);
+  CHECK(r["tests"][0]["status"] == "passed");
+  CHECK(r["tests"][0]["score"] == 10);
+  CHECK(r["tests"][1]["status"] == "failed");
+  CHECK(r["tests"][1]["score"] == 0);
+  CHECK(contains(r["tests"][1]["output"].get<std::string>(), "mismatch at [0]"));
+  CHECK(contains(r["tests"][1]["output"].get<std::string>(), "bad byte ? and bell ?"));
+  CHECK(r["tests"][3]["max_score"] == 0);
+  CHECK_FALSE(r["tests"][3].contains("status"));
+  CHECK(contains(r["tests"][3]["name"].get<std::string>(), "skipped"));
+  for (const auto& t : r["tests"]) CHECK(t["visibility"] == "visible");
+  REQUIRE(r["leaderboard"].size() == 2);
+  CHECK(r["leaderboard"][0]["name"] == "lab07 speedup_vs_reference");
+  CHECK(r["leaderboard"][0]["order"] == "desc");
+  CHECK(r["leaderboard"][1]["order"] == "asc");
+  CHECK(contains(r["output"].get<std::string>(), "COURSE_SEED=42"));
+  CHECK_NOTHROW((void)r.dump());  // valid UTF-8 throughout
+}
+
+TEST_CASE("report: JUnit XML") {
+  const std::string xml = junit_xml(sample_run());
+  CHECK(xml.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>", 0) == 0);
+  CHECK(contains(xml, "name=\"conv &lt;small&gt; &amp; &quot;quoted&quot;\""));
+  CHECK(contains(xml, "<failure message=\"x.cpp:3: CHECK(a == b) is 1 == 2\">"));
+  // A crash is an error of the lab program as a whole, a skipped lab a skipped case.
+  CHECK(contains(xml, "<error message=\"crashed with a segmentation fault (SIGSEGV)\">"));
+  CHECK(contains(xml, "<skipped message=\"needs a CUDA GPU (no CUDA driver)\"/>"));
+  CHECK(contains(xml, "bad byte ? and bell ?"));
+  CHECK_FALSE(contains(xml, "\xff"));
+  // Balanced suites.
+  std::size_t open = 0, close = 0;
+  for (std::size_t at = 0; (at = xml.find("<testsuite ", at)) != std::string::npos; ++at) ++open;
+  for (std::size_t at = 0; (at = xml.find("</testsuite>", at)) != std::string::npos; ++at) ++close;
+  CHECK(open == 6);
+  CHECK(open == close);
+}
+
+TEST_CASE("report: gradebook CSV has one row per submission and a column per lab") {
+  const std::string csv = gradebook_csv(sample_run());
+  CHECK(csv ==
+        "submission,lab01_conv2d,lab02_padding_stride,lab03_pooling_activations,lab06_cuda_naive,lab07_cuda_optimized,"
+        "total,max_total\n"
+        "alice,10,0,0,skipped,10,20,40\n"
+        "\"bob,=evil\",0,,,,,0,10\n");
+}
+
+TEST_CASE("handout: what stays out of a student handout") {
+  CHECK(excluded_from_handout("solutions/lab01_conv2d/conv2d.cpp"));
+  CHECK(excluded_from_handout("grader/planted/off_by_one/conv2d.cpp"));
+  CHECK(excluded_from_handout("grader/hidden/lab01_conv2d.json"));
+  CHECK(excluded_from_handout(".git/config"));
+  CHECK_FALSE(excluded_from_handout("exercises/lab01_conv2d/conv2d.cpp"));
+  CHECK_FALSE(excluded_from_handout("lectures/solutions_discussion.md"));
+  CHECK_FALSE(excluded_from_handout("grader/labs/lab01_conv2d/lab01_forward_tests.cpp"));
+}
+
+}  // TEST_SUITE
