@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "course/error.hpp"
+#include "testkit.hpp"
 
 void fake_cuda_illegal_address();  // fake_cuda_fault.cu
 
@@ -131,6 +132,7 @@ void misbehave() {
     std::atexit([] { ::_exit(0); });
   }
   if (b == "cuda_illegal_address") fake_cuda_illegal_address();
+  if (b == "hidden") CHECK_MESSAGE(grader::hidden_cases("fake_cpu_lab").size() == 1, "expected one hidden case");
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "../test_support.hpp"
 #include "gpu_probe.hpp"
 #include "lab_runner.hpp"
 #include "sandbox.hpp"
@@ -163,6 +164,18 @@ TEST_CASE("isolation: a GPU lab is skipped without a GPU, and runs with one") {
     CHECK(fault.status == LabStatus::failed);
     CHECK(contains(fault.hint, "compute-sanitizer"));
   }
+}
+
+TEST_CASE("isolation: hidden cases reach the lab program only through the grader's --hidden") {
+  grader_test::TempDir dir;
+  grader_test::write_file(dir / "fake_cpu_lab.json", R"({"cases": [{"anything": 1}]})");
+  LabRunSettings s = settings();
+  s.hidden_dir = dir.path();
+  CHECK(grade_fake("hidden", s).status == LabStatus::passed);
+  // A COURSE_HIDDEN_DIR left in the grader's environment is not passed on.
+  ::setenv("COURSE_HIDDEN_DIR", dir.path().c_str(), 1);
+  CHECK_FAILS_WITH(grade_fake("hidden"), "1 of 3 test cases failed");
+  ::unsetenv("COURSE_HIDDEN_DIR");
 }
 
 TEST_CASE("isolation: a program that cannot start is reported, not fatal") {
