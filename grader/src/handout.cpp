@@ -54,9 +54,13 @@ std::vector<std::string> course_files(const std::string& source) {
   return files;
 }
 
-bool inside(const fs::path& inner, const fs::path& outer) {
-  const auto rel = inner.lexically_relative(outer);
-  return !rel.empty() && rel.begin()->string() != "..";
+// A destination inside the course would be copied into itself -- unless it lies in a build
+// folder, which is never copied (git ignores /build*/, the walk skips build folders).
+bool bad_destination(const fs::path& dest, const fs::path& source) {
+  if (dest == source) return true;
+  const auto rel = dest.lexically_relative(source);
+  if (rel.empty() || rel.begin()->string() == "..") return false;
+  return rel.begin()->string().rfind("build", 0) != 0;
 }
 
 }  // namespace
@@ -68,7 +72,7 @@ int run_handout(const HandoutOptions& o) {
     throw UsageError(source.string() + " does not look like the course (no CMakeLists.txt or exercises/)");
   if (fs::exists(dest) && (!fs::is_directory(dest) || !fs::is_empty(dest)))
     throw UsageError(dest.string() + " exists and is not an empty folder");
-  if (inside(dest, source) || dest == source) throw UsageError("choose a destination outside the course folder");
+  if (bad_destination(dest, source)) throw UsageError("choose a destination outside the course folder (or in a build folder)");
 
   std::map<std::string, int> left_out;
   int copied = 0;
