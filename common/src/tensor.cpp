@@ -46,14 +46,11 @@ void Tensor::compute_strides() {
   for (std::size_t i = shape_.size(); i-- > 1;) strides_[i - 1] = strides_[i] * shape_[i];
 }
 
-std::size_t Tensor::offset4(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w) const {
-#ifndef NDEBUG
+void Tensor::check_index4(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w) const {
   if (shape_.size() != 4 || n < 0 || c < 0 || h < 0 || w < 0 || n >= shape_[0] || c >= shape_[1] ||
       h >= shape_[2] || w >= shape_[3])
     throw Error("Tensor::at(" + std::to_string(n) + ", " + std::to_string(c) + ", " + std::to_string(h) + ", " +
                 std::to_string(w) + ") out of bounds for shape " + shape_to_string(shape_));
-#endif
-  return static_cast<std::size_t>(n * strides_[0] + c * strides_[1] + h * strides_[2] + w);
 }
 
 void Tensor::expect_shape(const Shape& expected, const std::string& what) const {

@@ -62,7 +62,15 @@ class Tensor {
   void fill(float value);
 
  private:
-  std::size_t offset4(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w) const;
+  // Inline: at() sits in the innermost loop of every CPU lab, and an out-of-line call there
+  // costs several times the multiply-add it guards.
+  std::size_t offset4(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w) const {
+#ifndef NDEBUG
+    check_index4(n, c, h, w);
+#endif
+    return static_cast<std::size_t>(n * strides_[0] + c * strides_[1] + h * strides_[2] + w);
+  }
+  void check_index4(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w) const;  // throws if out of bounds
   void compute_strides();
 
   Shape shape_;
