@@ -7,7 +7,8 @@ Each folder grader/planted/<fault>/ holds fault.json:
     edits    [{"find": text, "replace": text}, ...]; each "find" must occur exactly once
     expect   texts that must all appear in the grader's report of that lab
     what     one line: the mistake
-    also     other labs the faulty lab builds on (copied unchanged, e.g. lab04 uses lab02, lab03)
+    also     other labs copied unchanged into the same submission (the labs the faulty lab builds
+             on, e.g. lab04 uses lab02, lab03); they must still pass
 
 The script builds one folder of submissions -- the untouched solutions, and per fault a copy of
 the faulty lab (plus the labs it uses) with the edits applied -- grades it with ONE
@@ -104,6 +105,12 @@ def main():
         if not caught:
             problems.append(f"{name} ({spec['what']}): status {test.get('status')}, expected {spec['expect']} "
                             f"in the report:\n{output}")
+        # The unchanged labs of the same submission still build and pass: a fault (even a compile
+        # error) costs only its own lab.
+        for other in spec.get("also", []):
+            other_tests = [t for t in results[name]["tests"] if t["name"].split(" ")[0] == other]
+            if not other_tests or other_tests[0].get("status") != "passed":
+                problems.append(f"{name}: the unchanged {other} should pass in the same submission")
     if problems:
         print("\nPROBLEMS:\n" + "\n\n".join(problems), file=sys.stderr)
         return 1

@@ -107,7 +107,11 @@ void prepare_build(const GradeOptions& o, const Plan& plan) {
 
 // ": conv2d.cpp:12:5: error: ..." from the first line of a compiler excerpt, for a one-line reason.
 std::string short_error(const std::string& excerpt) {
-  std::string line = excerpt.substr(0, excerpt.find('\n'));
+  // The first line that states an error (the excerpt may start with "In function ...").
+  std::size_t at = excerpt.find("error");
+  at = at == std::string::npos ? 0 : excerpt.rfind('\n', at);
+  at = at == std::string::npos ? 0 : at + 1;
+  std::string line = excerpt.substr(at, excerpt.find('\n', at) - at);
   if (line.empty()) return "";
   const std::size_t colon = line.find(':');
   if (line[0] == '/' && colon != std::string::npos) line = display_path(line.substr(0, colon)) + line.substr(colon);
@@ -148,7 +152,7 @@ LabResult grade_one(const GradeOptions& o, const Plan& plan, const ManifestLab& 
   }
   if (o.build_only) {
     result.status = LabStatus::passed;
-    result.reason = "built";
+    result.built_only = true;
     return result;
   }
   if (program->second.path.empty() || !fs::exists(program->second.path)) {

@@ -112,6 +112,12 @@ void TerminalReport::lab_finished(const LabResult& lab) {
   if (!lab.cases.empty() || lab.cases_listed > 0)
     counts = std::to_string(lab.cases_passed()) + "/" + std::to_string(std::max<std::size_t>(lab.cases.size(),
                                                                                             static_cast<std::size_t>(lab.cases_listed))) + " tests";
+  if (lab.built_only) {
+    std::fprintf(out_, "  %s%s  %s\n", padded(lab.lab, 27).c_str(), paint("BUILT  ", kGreen).c_str(),
+                 paint(fixed(lab.build_seconds) + " s", kDim).c_str());
+    std::fflush(out_);
+    return;
+  }
   std::string line = "  " + padded(lab.lab, 27) + status_word(lab.status) + "  " + padded(counts, 14);
   if (lab.status == LabStatus::passed) line += paint(fixed(lab.seconds, 2) + " s", kDim);
   else line += lab.reason;

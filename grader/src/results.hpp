@@ -34,6 +34,7 @@ struct LabResult {
   std::string hint;                    ///< what to do about it (may be empty)
   std::string details;                 ///< first failure message(s) or compiler errors
   bool failed_by_cases = false;        ///< failed only because test cases failed (not a crash etc.)
+  bool built_only = false;             ///< --build-only: built, not run (status passed)
   std::vector<CaseResult> cases;       ///< test cases in the order they ran
   int cases_listed = 0;                ///< how many the program listed before running
   std::vector<Metric> metrics;

@@ -227,6 +227,11 @@ void summarize_failures(const JudgeContext& c, LabResult& out) {
     const CaseResult& first = *failed.front();
     std::string what = !first.exception.empty() ? first.exception : first.messages.empty() ? "" : first.messages.front();
     what = what.substr(0, what.find('\n'));
+    // "/long/path/grader/labs/x_tests.cpp:42: CHECK(...)" -> "x_tests.cpp:42: CHECK(...)"
+    const std::size_t colon = what.find(':');
+    const std::size_t slash = what.rfind('/', colon);
+    if (!what.empty() && what[0] == '/' && colon != std::string::npos && slash != std::string::npos)
+      what = what.substr(slash + 1);
     fail(out, counts + "; first: " + quoted(first.name) + (what.empty() ? "" : " -- " + what));
   }
 }

@@ -163,6 +163,10 @@ TEST_CASE("isolation: a GPU lab is skipped without a GPU, and runs with one") {
     const LabResult fault = grade_fake("cuda_illegal_address", s, true);
     CHECK(fault.status == LabStatus::failed);
     CHECK(contains(fault.hint, "compute-sanitizer"));
+    // No address-space limit for a CUDA process: the resident-memory watch must stop it.
+    LabRunSettings small = s;
+    small.memory_mb = 256;
+    CHECK_FAILS_WITH(grade_fake("memory_hog", small, true), "exceeded the memory limit of 256 MiB");
   }
 }
 

@@ -128,3 +128,60 @@ TEST_CASE("handout: what stays out of a student handout") {
 }
 
 }  // TEST_SUITE
+
+#include <cstdio>
+
+#include "report_terminal.hpp"
+
+namespace {
+std::string terminal_text(const GradeRun& run, bool colour) {
+  std::FILE* file = std::tmpfile();
+  TerminalReport report(file, colour, /*live=*/false);
+  report.begin("Grading exercises/ (3 labs)", run, true);
+  for (const auto& sub : run.submissions) {
+    report.submission_started(sub, run.submissions.size() > 1);
+    for (const auto& l : sub.labs) report.lab_finished(l);
+  }
+  report.finish(run);
+  std::rewind(file);
+  std::string text;
+  char buffer[4096];
+  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, file)) > 0;) text.append(buffer, n);
+  std::fclose(file);
+  return text;
+}
+}  // namespace
+
+TEST_SUITE("unit") {
+
+TEST_CASE("report: the terminal report ends with the next step for a student") {
+  GradeRun run;
+  run.seed = 7;
+  run.regrade_command = "./course grade";
+  LabResult first = lab("lab01_conv2d", LabStatus::passed);
+  LabResult second = lab("lab02_padding_stride", LabStatus::failed, "not implemented: lab02::tf_padding");
+  second.failed_by_cases = true;
+  second.hint = "write the missing function(s)";
+  second.details = "test case \"tf same\": not implemented: lab02::tf_padding\n";
+  second.student_files = {"/nowhere/exercises/lab02_padding_stride/tf_padding_layout.cpp"};
+  LabResult third = lab("lab05_cudnn", LabStatus::skipped, "needs a CUDA GPU (no CUDA driver)");
+  run.submissions.push_back({"exercises", "/nowhere/exercises", {first, second, third}});
+  const std::string plain = terminal_text(run, false);
+  CHECK(contains(plain, "seed 7 (replay with COURSE_SEED=7); no GPU here"));
+  CHECK(contains(plain, "1 of 2 labs passed, 1 skipped (no GPU)"));
+  CHECK(contains(plain, "Next: lab02_padding_stride: not implemented: lab02::tf_padding"));
+  CHECK(contains(plain, "edit   /nowhere/exercises/lab02_padding_stride/tf_padding_layout.cpp"));
+  CHECK(contains(plain, "then   ./course grade lab02"));
+  CHECK_FALSE(contains(plain, "\033["));
+  CHECK(contains(terminal_text(run, true), "\033[31mFAILED"));
+}
+
+TEST_CASE("report: the terminal report of a batch is a table") {
+  const std::string text = terminal_text(sample_run(), false);
+  CHECK(contains(text, "submission  lab01"));
+  CHECK(contains(text, "alice"));
+  CHECK(contains(text, "20/40"));
+  CHECK_FALSE(contains(text, "Next:"));
+}
+
+}  // TEST_SUITE
