@@ -49,6 +49,10 @@ Plan make_plan(const GradeOptions& o) {
                          (variant == "solutions" ? " (this is a student handout: it has no solutions)" : ""));
       plan.submissions.push_back({variant, source + "/" + variant});
       plan.build_dir = build;
+      // A build configured before solutions/ existed (or by hand) may lack the variant: add it.
+      const std::string current = cache_value(build, "COURSE_VARIANTS");
+      if (!current.empty() && (";" + current).find(";" + variant + "=") == std::string::npos)
+        plan.definitions.emplace_back("COURSE_VARIANTS", current + ";" + variant + "=" + source + "/" + variant);
       plan.title = "Grading " + variant + "/";
       plan.regrade_command = o.mode == Mode::exercises ? "./course grade" : "./course grade --solutions";
       break;
