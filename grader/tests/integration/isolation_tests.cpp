@@ -152,21 +152,13 @@ TEST_CASE("isolation: speed metrics from the lab's test files reach the result")
 
 TEST_CASE("isolation: a GPU lab is skipped without a GPU, and runs with one") {
   LabRunSettings s = settings();
-  const GpuProbe gpu = probe_gpu();
-  s.has_gpu = gpu.available;
+  s.has_gpu = probe_gpu().available;
   const LabResult r = grade_fake("pass", s, /*gpu=*/true);
   if (!s.has_gpu) {
     CHECK(r.status == LabStatus::skipped);
     CHECK(contains(r.reason, "needs a CUDA GPU"));
   } else {
     CHECK(r.status == LabStatus::passed);
-    const LabResult fault = grade_fake("cuda_illegal_address", s, true);
-    CHECK(fault.status == LabStatus::failed);
-    CHECK(contains(fault.hint, "compute-sanitizer"));
-    // No address-space limit for a CUDA process: the resident-memory watch must stop it.
-    LabRunSettings small = s;
-    small.memory_mb = 256;
-    CHECK_FAILS_WITH(grade_fake("memory_hog", small, true), "exceeded the memory limit of 256 MiB");
   }
 }
 
@@ -189,6 +181,26 @@ TEST_CASE("isolation: a program that cannot start is reported, not fatal") {
   const LabResult r = run_lab(lab, "/nonexistent/lab_program", settings());
   CHECK(r.status == LabStatus::failed);
   CHECK(contains(r.reason, "could not be started"));
+}
+
+}  // TEST_SUITE
+
+// Needs a GPU: CTest runs this suite as grader.gpu, which reports "skipped" without one (the
+// test program's main() exits 77 before any test runs).
+TEST_SUITE("gpu") {
+
+TEST_CASE("gpu: a kernel writing out of bounds fails its lab with a CUDA hint; the memory watch works") {
+  LabRunSettings s = settings();
+  s.has_gpu = probe_gpu().available;
+  REQUIRE(s.has_gpu);
+  const LabResult fault = grade_fake("cuda_illegal_address", s, true);
+  CHECK(fault.status == LabStatus::failed);
+  CHECK(contains(fault.hint, "compute-sanitizer"));
+  MESSAGE("out-of-bounds kernel: " << fault.reason);
+  // No address-space limit for a CUDA process: the resident-memory watch must stop it.
+  LabRunSettings small = s;
+  small.memory_mb = 256;
+  CHECK_FAILS_WITH(grade_fake("memory_hog", small, true), "exceeded the memory limit of 256 MiB");
 }
 
 }  // TEST_SUITE
