@@ -113,10 +113,10 @@ class TemporaryHiddenDir {
 
 TEST_CASE("lab01 PyTorch fixtures: the golden reference matches F.conv2d") {
   for (const std::string& name : kFixtureCases) {
-    const Tensor& x = fixture_tensor(name + ".input");
-    const Tensor& w = fixture_tensor(name + ".weight");
-    const Tensor& b = fixture_tensor(name + ".bias");
-    const Tensor& expected = fixture_tensor(name + ".output");
+    const Tensor x = fixture_tensor(name + ".input");
+    const Tensor w = fixture_tensor(name + ".weight");
+    const Tensor b = fixture_tensor(name + ".bias");
+    const Tensor expected = fixture_tensor(name + ".output");
     // Both sides are careful float/double sums of the same terms: agreement to ~1e-6.
     grader::check_tensor("golden vs PyTorch, case " + name, golden::lab01_conv2d(x, w, b), expected,
                          course::Tolerance{1e-5, 1e-5});
@@ -125,9 +125,9 @@ TEST_CASE("lab01 PyTorch fixtures: the golden reference matches F.conv2d") {
 
 TEST_CASE("lab01 PyTorch fixtures: conv2d_forward matches F.conv2d") {
   for (const std::string& name : kFixtureCases) {
-    const Tensor& x = fixture_tensor(name + ".input");
-    const Tensor& w = fixture_tensor(name + ".weight");
-    const Tensor& b = fixture_tensor(name + ".bias");
+    const Tensor x = fixture_tensor(name + ".input");
+    const Tensor w = fixture_tensor(name + ".weight");
+    const Tensor b = fixture_tensor(name + ".bias");
     grader::check_tensor("conv2d_forward vs PyTorch, case " + name, lab01_tests::student_conv2d(x, w, b),
                          fixture_tensor(name + ".output"), lab01_tests::kTolerance);
   }

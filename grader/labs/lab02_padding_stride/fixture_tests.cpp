@@ -38,9 +38,9 @@ TEST_CASE("fixtures: conv2d with asymmetric padding, stride and dilation matches
   int cases = 0;
   for (int i = 0; has_fixture("conv" + std::to_string(i) + "_input"); ++i, ++cases) {
     const std::string key = "conv" + std::to_string(i);
-    const Tensor &x = fixture(key + "_input"), &w = fixture(key + "_weight"), &b = fixture(key + "_bias");
-    const Tensor& expected = fixture(key + "_output");
-    const Tensor& q = fixture(key + "_params");
+    const Tensor x = fixture(key + "_input"), w = fixture(key + "_weight"), b = fixture(key + "_bias");
+    const Tensor expected = fixture(key + "_output");
+    const Tensor q = fixture(key + "_params");
     REQUIRE(q.numel() == 8);
     const lab02::Conv2dParams p = lab02_tests::params(as_int(q[0]), as_int(q[1]), as_int(q[2]), as_int(q[3]), as_int(q[4]),
                                                       as_int(q[5]), as_int(q[6]), as_int(q[7]));
@@ -58,8 +58,8 @@ TEST_CASE("fixtures: PyTorch padding=\"same\" equals tf_padding(SAME) + conv2d_f
   int cases = 0;
   for (int i = 0; has_fixture("same" + std::to_string(i) + "_input"); ++i, ++cases) {
     const std::string key = "same" + std::to_string(i);
-    const Tensor &x = fixture(key + "_input"), &w = fixture(key + "_weight"), &b = fixture(key + "_bias");
-    const Tensor& expected = fixture(key + "_output");
+    const Tensor x = fixture(key + "_input"), w = fixture(key + "_weight"), b = fixture(key + "_bias");
+    const Tensor expected = fixture(key + "_output");
     const int dh = as_int(fixture(key + "_params")[0]), dw = as_int(fixture(key + "_params")[1]);
     const int H = static_cast<int>(x.dim(2)), W = static_cast<int>(x.dim(3));
     const int R = static_cast<int>(w.dim(2)), S = static_cast<int>(w.dim(3));
@@ -80,7 +80,7 @@ TEST_CASE("fixtures: PyTorch padding=\"same\" equals tf_padding(SAME) + conv2d_f
 }
 
 TEST_CASE("fixtures: TensorFlow's SAME table") {
-  const Tensor& table = fixture("tf_same_table");
+  const Tensor table = fixture("tf_same_table");
   REQUIRE(table.rank() == 2);
   REQUIRE(table.dim(1) == 6);
   int golden_wrong = 0, student_wrong = 0;
@@ -101,7 +101,7 @@ TEST_CASE("fixtures: TensorFlow's SAME table") {
 }
 
 TEST_CASE("fixtures: NCHW -> NHWC matches PyTorch's permute(0, 2, 3, 1)") {
-  const Tensor &nchw = fixture("layout_nchw"), &nhwc = fixture("layout_nhwc");
+  const Tensor nchw = fixture("layout_nchw"), nhwc = fixture("layout_nhwc");
   grader::check_tensor("golden vs PyTorch permute", golden::lab02_to_nhwc(nchw), nhwc, {0, 0});
   Tensor out = grader::poisoned(nhwc.shape());
   lab02::nchw_to_nhwc(nchw, out);

@@ -36,8 +36,8 @@ const Pool2dParams kPoolB = make_params(2, 3, 1, 2, 1, 1);
 
 void check_pool_fixture(const std::string& input_key, const std::string& key, const Pool2dParams& geometry, bool is_max,
                         bool include_pad) {
-  const Tensor& x = get(input_key);
-  const Tensor& expected = get(key);
+  const Tensor x = get(input_key);
+  const Tensor expected = get(key);
   Pool2dParams p = geometry;
   p.count_include_pad = include_pad;
   const Tensor ref = is_max ? golden::max_pool2d(x, to_golden(p)) : golden::avg_pool2d(x, to_golden(p));
@@ -61,7 +61,7 @@ TEST_CASE("PyTorch fixture: F.max_pool2d and F.avg_pool2d (count_include_pad bot
   check_pool_fixture("pool.input", "avg.b.exclude_pad", kPoolB, false, false);
   check_pool_fixture("neg.input", "neg.max", kPoolA, true, true);
 
-  const Tensor& x = get("pool.input");
+  const Tensor x = get("pool.input");
   grader::check_tensor("golden reference vs PyTorch global average", golden::global_avg_pool2d(x), get("global_avg"), kTorch);
   Tensor g = grader::poisoned(get("global_avg").shape());
   lab03::global_avg_pool2d(x, g);
@@ -69,7 +69,7 @@ TEST_CASE("PyTorch fixture: F.max_pool2d and F.avg_pool2d (count_include_pad bot
 }
 
 TEST_CASE("PyTorch fixture: relu, leaky_relu(0.1), sigmoid, tanh, including +-100 and +-1000") {
-  const Tensor& x = get("act.input");
+  const Tensor x = get("act.input");
   grader::check_tensor("golden relu vs PyTorch", golden::relu(x), get("act.relu"), kTorch);
   grader::check_tensor("golden leaky_relu vs PyTorch", golden::leaky_relu(x, 0.1f), get("act.leaky_relu_0.1"), kTorch);
   grader::check_tensor("golden sigmoid vs PyTorch", golden::sigmoid(x), get("act.sigmoid"), kTorch);
@@ -87,8 +87,8 @@ TEST_CASE("PyTorch fixture: relu, leaky_relu(0.1), sigmoid, tanh, including +-10
 }
 
 TEST_CASE("PyTorch fixture: F.softmax, including rows near +-1000 and a one-hot row") {
-  const Tensor& logits = get("softmax.logits");
-  const Tensor& expected = get("softmax.probabilities");
+  const Tensor logits = get("softmax.logits");
+  const Tensor expected = get("softmax.probabilities");
   grader::check_tensor("golden softmax vs PyTorch", golden::softmax(logits), expected, kTorch);
   Tensor p = grader::poisoned(expected.shape());
   lab03::softmax(logits, p);

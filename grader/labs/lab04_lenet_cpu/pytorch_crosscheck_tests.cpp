@@ -32,8 +32,8 @@ TEST_CASE("pytorch: the fixture records the non-default eps 1e-3") {
 }
 
 TEST_CASE("pytorch: batch-norm in eval mode (nn.BatchNorm2d, eps 1e-3)") {
-  const Tensor& x = fx("bn_input");
-  const Tensor& expected = fx("bn_output");
+  const Tensor x = fx("bn_input");
+  const Tensor expected = fx("bn_output");
   grader::check_tensor("golden batch-norm vs PyTorch",
                        golden::lab04_batchnorm(x, fx("bn_gamma"), fx("bn_beta"), fx("bn_mean"), fx("bn_var"), fixture_eps()),
                        expected, lab04_tests::kLayerTolerance);
@@ -43,8 +43,8 @@ TEST_CASE("pytorch: batch-norm in eval mode (nn.BatchNorm2d, eps 1e-3)") {
 }
 
 TEST_CASE("pytorch: folding (torch.nn.utils.fusion.fuse_conv_bn_weights) and conv -> batch-norm") {
-  const Tensor& w = fx("conv_weight");
-  const Tensor& b = fx("conv_bias");
+  const Tensor w = fx("conv_weight");
+  const Tensor b = fx("conv_bias");
   const double eps = fixture_eps();
   const golden::Lab04FoldedConv gold =
       golden::lab04_fold_batchnorm(w, b, fx("fold_gamma"), fx("fold_beta"), fx("fold_mean"), fx("fold_var"), eps);
@@ -52,7 +52,7 @@ TEST_CASE("pytorch: folding (torch.nn.utils.fusion.fuse_conv_bn_weights) and con
   grader::check_tensor("golden folded bias vs PyTorch", gold.bias, fx("fold_bias"), lab04_tests::kLayerTolerance);
 
   // PyTorch's unfolded conv (padding 1) -> batch-norm, against golden conv -> golden batch-norm.
-  const Tensor& x = fx("conv_input");
+  const Tensor x = fx("conv_input");
   const Tensor golden_unfolded = golden::lab04_batchnorm(golden::lab04_conv2d(x, w, b, 1, 1), fx("fold_gamma"),
                                                          fx("fold_beta"), fx("fold_mean"), fx("fold_var"), eps);
   grader::check_tensor("golden conv -> batch-norm vs PyTorch", golden_unfolded, fx("conv_bn_output"), {1e-4, 1e-4});
@@ -66,8 +66,8 @@ TEST_CASE("pytorch: folding (torch.nn.utils.fusion.fuse_conv_bn_weights) and con
 }
 
 TEST_CASE("pytorch: linear layer (F.linear)") {
-  const Tensor& x = fx("linear_input");
-  const Tensor& expected = fx("linear_output");
+  const Tensor x = fx("linear_input");
+  const Tensor expected = fx("linear_output");
   grader::check_tensor("golden linear vs PyTorch", golden::lab04_linear(x, fx("linear_weight"), fx("linear_bias")),
                        expected, lab04_tests::kLinearTolerance);
   Tensor actual = grader::poisoned(expected.shape());
