@@ -9,33 +9,15 @@ Each case <name> stores four F32 tensors: <name>.input [N,C,H,W], <name>.weight 
 <name>.bias [K] and <name>.output [N,K,H-R+1,W-S+1]. The test grader/labs/lab01_conv2d/ lists
 the case names; add a case here and there together.
 """
-import json
 import os
-import struct
 
 import torch
 import torch.nn.functional as F
 
+from safetensors_io import write_safetensors  # data/tools/safetensors_io.py
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT_PATH = os.path.join(REPO, "grader", "fixtures", "lab01_conv2d.safetensors")
-
-
-def write_safetensors(path, tensors, metadata):
-    """Minimal safetensors writer: 8-byte header length, JSON header, raw little-endian F32 data."""
-    header, blobs, offset = {}, [], 0
-    for name, t in tensors.items():
-        raw = t.detach().contiguous().to(torch.float32).numpy().astype("<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [offset, offset + len(raw)]}
-        blobs.append(raw)
-        offset += len(raw)
-    header["__metadata__"] = {k: str(v) for k, v in metadata.items()}
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * (-len(text) % 8)  # keep the data section 8-byte aligned
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for b in blobs:
-            f.write(b)
 
 
 def lecture_single():

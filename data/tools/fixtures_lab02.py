@@ -18,33 +18,16 @@ Contents (all F32):
       TensorFlow's documentation and, for stride 1, against PyTorch's padding="same".
   layout_nchw [N,C,H,W], layout_nhwc = layout_nchw.permute(0, 2, 3, 1)
 """
-import json
 import os
-import struct
 import warnings
 
 import torch
 import torch.nn.functional as F
 
+from safetensors_io import write_safetensors  # data/tools/safetensors_io.py
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(REPO, "grader", "fixtures", "lab02_padding_stride.safetensors")
-
-
-def write_safetensors(path, tensors, metadata):
-    header, blobs, offset = {}, [], 0
-    for name, t in tensors.items():
-        raw = t.detach().contiguous().to(torch.float32).numpy().astype("<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [offset, offset + len(raw)]}
-        blobs.append(raw)
-        offset += len(raw)
-    header["__metadata__"] = {k: str(v) for k, v in metadata.items()}
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * (-len(text) % 8)  # pad so the data section starts 8-byte aligned
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for b in blobs:
-            f.write(b)
 
 
 def uniform(*shape):

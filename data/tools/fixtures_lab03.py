@@ -11,32 +11,14 @@ The seed is fixed, so rerunning it rewrites the same file. The pooling parameter
 repeated in grader/labs/lab03_pooling_activations/fixture_tests.cpp (and stored in the file's
 metadata): change both together.
 """
-import json
 import os
-import struct
 
 import torch
 import torch.nn.functional as F
 
+from safetensors_io import write_safetensors  # data/tools/safetensors_io.py
+
 OUT = os.path.join(os.path.dirname(__file__), "..", "..", "grader", "fixtures", "lab03_pytorch.safetensors")
-
-
-def write_safetensors(path, tensors, metadata):
-    # The small hand-written writer of data/tools/train_lenet.py, copied so this script stands alone.
-    header, blobs, offset = {}, [], 0
-    for name, t in tensors.items():
-        raw = t.detach().contiguous().to(torch.float32).numpy().astype("<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [offset, offset + len(raw)]}
-        blobs.append(raw)
-        offset += len(raw)
-    header["__metadata__"] = {k: str(v) for k, v in metadata.items()}
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * (-len(text) % 8)  # the data section starts 8-byte aligned
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for b in blobs:
-            f.write(b)
 
 
 def main():

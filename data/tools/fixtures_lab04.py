@@ -15,34 +15,16 @@ so a solution that hard-codes 1e-5 cannot match.
 The whole-network cross-check (LeNet logits) lives in data/weights/lenet_*_fixture.safetensors,
 written by train_lenet.py.
 """
-import json
-import struct
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from torch.nn.utils.fusion import fuse_conv_bn_weights
 
+from safetensors_io import write_safetensors  # data/tools/safetensors_io.py
+
 EPS = 1e-3
 OUT = "grader/fixtures/lab04_layers.safetensors"
-
-
-def write_safetensors(path, tensors, metadata):
-    """The same minimal writer as data/tools/train_lenet.py: header length, JSON header, raw F32."""
-    header, blobs, offset = {}, [], 0
-    for name, t in tensors.items():
-        raw = t.detach().contiguous().to(torch.float32).numpy().astype("<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [offset, offset + len(raw)]}
-        blobs.append(raw)
-        offset += len(raw)
-    header["__metadata__"] = {k: str(v) for k, v in metadata.items()}
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for b in blobs:
-            f.write(b)
 
 
 def random_bn(channels, gen):

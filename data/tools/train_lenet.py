@@ -27,6 +27,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from safetensors_io import write_safetensors  # data/tools/safetensors_io.py
+
 BN_EPS = 1e-5
 FIXTURE_IMAGES = 100
 
@@ -74,23 +76,6 @@ def load(images_path, labels_path):
     images = read_idx(images_path).float().div(255.0).unsqueeze(1)  # [N,1,28,28] in [0,1], as in C++
     labels = read_idx(labels_path).long()
     return images, labels
-
-
-def write_safetensors(path, tensors, metadata):
-    header, blobs, offset = {}, [], 0
-    for name, t in tensors.items():
-        raw = t.detach().contiguous().to(torch.float32).numpy().astype("<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [offset, offset + len(raw)]}
-        blobs.append(raw)
-        offset += len(raw)
-    header["__metadata__"] = {k: str(v) for k, v in metadata.items()}
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * (-len(text) % 8)  # pad so the data section starts 8-byte aligned
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for b in blobs:
-            f.write(b)
 
 
 @torch.no_grad()
