@@ -74,3 +74,35 @@ std::vector<nlohmann::json> hidden_cases(const std::string& lab) {
 }
 
 }  // namespace grader
+
+#include <filesystem>
+#include <random>
+
+namespace grader {
+
+TemporaryHiddenDir::TemporaryHiddenDir() {
+  std::random_device rd;
+  const auto dir = std::filesystem::temp_directory_path() / ("course-hidden-" + std::to_string(rd()) + std::to_string(rd()));
+  std::filesystem::create_directories(dir);
+  path_ = dir.string();
+  if (const char* old = std::getenv("COURSE_HIDDEN_DIR")) previous_ = std::string(old);
+  ::setenv("COURSE_HIDDEN_DIR", path_.c_str(), 1);
+}
+
+TemporaryHiddenDir::~TemporaryHiddenDir() {
+  if (previous_)
+    ::setenv("COURSE_HIDDEN_DIR", previous_->c_str(), 1);
+  else
+    ::unsetenv("COURSE_HIDDEN_DIR");
+  std::error_code ignored;
+  std::filesystem::remove_all(path_, ignored);
+}
+
+void TemporaryHiddenDir::write(const std::string& lab, const std::string& json_text) const {
+  const std::string file = path_ + "/" + lab + ".json";
+  std::ofstream out(file);
+  out << json_text;
+  if (!out) throw course::Error(file + ": cannot write the hidden-case file");
+}
+
+}  // namespace grader

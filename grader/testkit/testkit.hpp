@@ -59,3 +59,28 @@ namespace grader {
 std::vector<nlohmann::json> hidden_cases(const std::string& lab);
 
 }  // namespace grader
+
+#include <optional>
+
+namespace grader {
+
+/// For the tests that prove a lab's hidden-case mechanism works: points COURSE_HIDDEN_DIR at a
+/// fresh temporary folder while the object lives, then restores the previous value and deletes
+/// the folder.
+class TemporaryHiddenDir {
+ public:
+  TemporaryHiddenDir();
+  ~TemporaryHiddenDir();
+  TemporaryHiddenDir(const TemporaryHiddenDir&) = delete;
+  TemporaryHiddenDir& operator=(const TemporaryHiddenDir&) = delete;
+
+  /// Writes <folder>/<lab>.json with this text (replacing an earlier one).
+  void write(const std::string& lab, const std::string& json_text) const;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  std::optional<std::string> previous_;
+};
+
+}  // namespace grader

@@ -81,34 +81,6 @@ std::size_t run_hidden_cases() {
   return cases.size();
 }
 
-// Points COURSE_HIDDEN_DIR at a fresh temporary folder for one test, then puts everything back.
-class TemporaryHiddenDir {
- public:
-  TemporaryHiddenDir() {
-    std::random_device rd;
-    dir_ = std::filesystem::temp_directory_path() / ("lab01-hidden-" + std::to_string(rd()) + std::to_string(rd()));
-    std::filesystem::create_directories(dir_);
-    if (const char* old = std::getenv("COURSE_HIDDEN_DIR")) previous_ = std::string(old);
-    setenv("COURSE_HIDDEN_DIR", dir_.c_str(), 1);
-  }
-  ~TemporaryHiddenDir() {
-    if (previous_)
-      setenv("COURSE_HIDDEN_DIR", previous_->c_str(), 1);
-    else
-      unsetenv("COURSE_HIDDEN_DIR");
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
-  }
-  TemporaryHiddenDir(const TemporaryHiddenDir&) = delete;
-  TemporaryHiddenDir& operator=(const TemporaryHiddenDir&) = delete;
-
-  void write(const std::string& file, const std::string& text) const { std::ofstream(dir_ / file) << text; }
-
- private:
-  std::filesystem::path dir_;
-  std::optional<std::string> previous_;
-};
-
 }  // namespace
 
 TEST_CASE("lab01 PyTorch fixtures: the golden reference matches F.conv2d") {
@@ -139,8 +111,8 @@ TEST_CASE("lab01 hidden cases (COURSE_HIDDEN_DIR)") {
 }
 
 TEST_CASE("lab01 hidden cases: the mechanism reads lab01_conv2d.json") {
-  TemporaryHiddenDir hidden;
-  hidden.write("lab01_conv2d.json", R"({"cases": [
+  grader::TemporaryHiddenDir hidden;
+  hidden.write("lab01_conv2d", R"({"cases": [
       {"n": 2, "c": 3, "h": 9, "w": 7, "k": 4, "r": 3, "s": 2, "name": "instructor case"},
       {"n": 1, "c": 1, "h": 1, "w": 12, "k": 2, "r": 1, "s": 12},
       {"n": 3, "c": 4, "h": 6, "w": 6, "k": 5, "r": 6, "s": 1}
@@ -150,8 +122,8 @@ TEST_CASE("lab01 hidden cases: the mechanism reads lab01_conv2d.json") {
 
   // A case with a missing or impossible extent is an error in the instructor's file, reported
   // as such (not silently skipped).
-  hidden.write("lab01_conv2d.json", R"({"cases": [{"n": 1, "c": 1, "h": 4, "w": 4, "k": 1, "r": 3}]})");
+  hidden.write("lab01_conv2d", R"({"cases": [{"n": 1, "c": 1, "h": 4, "w": 4, "k": 1, "r": 3}]})");
   CHECK_THROWS_WITH_AS(run_hidden_cases(), doctest::Contains("missing key \"s\""), course::Error);
-  hidden.write("lab01_conv2d.json", R"({"cases": [{"n": 1, "c": 1, "h": 4, "w": 4, "k": 1, "r": 5, "s": 1}]})");
+  hidden.write("lab01_conv2d", R"({"cases": [{"n": 1, "c": 1, "h": 4, "w": 4, "k": 1, "r": 5, "s": 1}]})");
   CHECK_THROWS_WITH_AS(run_hidden_cases(), doctest::Contains("must fit"), course::Error);
 }

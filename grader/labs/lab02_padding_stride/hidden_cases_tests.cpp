@@ -65,31 +65,6 @@ void run_hidden_case(const nlohmann::json& c, std::size_t index) {
   lab02_tests::check_random_conv(rng, x_shape, w_shape, p);
 }
 
-// Sets an environment variable for one scope and restores the previous value afterwards.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) {
-      had_old_ = true;
-      old_ = old;
-    }
-    ::setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (had_old_)
-      ::setenv(name_, old_.c_str(), 1);
-    else
-      ::unsetenv(name_);
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  bool had_old_ = false;
-  std::string old_;
-};
-
 }  // namespace
 
 TEST_CASE("hidden cases (instructor-supplied, COURSE_HIDDEN_DIR)") {
@@ -99,26 +74,17 @@ TEST_CASE("hidden cases (instructor-supplied, COURSE_HIDDEN_DIR)") {
 }
 
 TEST_CASE("hidden cases: the mechanism reads a lab02_padding_stride.json file and runs its cases") {
-  std::random_device rd;
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("course-lab02-hidden-" + std::to_string(rd()) + std::to_string(rd()));
-  std::filesystem::create_directories(dir);
+  std::vector<nlohmann::json> cases;
   {
-    std::ofstream out(dir / "lab02_padding_stride.json");
-    out << R"({"cases": [
+    grader::TemporaryHiddenDir hidden;
+    hidden.write(COURSE_LAB_NAME, R"({"cases": [
       {"n": 1, "c": 2, "h": 9, "w": 7, "k": 3, "r": 3, "s": 2,
        "pad_top": 2, "pad_left": 1, "stride_h": 2, "dilation_w": 3},
       {"n": 2, "c": 1, "h": 5, "w": 5, "k": 1, "r": 1, "s": 1},
       {"n": 1, "c": 1, "h": 4, "w": 4, "k": 1, "r": 5, "s": 1, "stride_h": 2, "expect_error": true}
-    ]})";
-  }
-  std::vector<nlohmann::json> cases;
-  {
-    ScopedEnv env("COURSE_HIDDEN_DIR", dir.string());
+    ]})");
     cases = grader::hidden_cases(COURSE_LAB_NAME);
   }
-  std::error_code ignored;
-  std::filesystem::remove_all(dir, ignored);
   REQUIRE(cases.size() == 3);
   CHECK(cases[0].at("dilation_w").get<int>() == 3);
   for (std::size_t i = 0; i < cases.size(); ++i) run_hidden_case(cases[i], i);

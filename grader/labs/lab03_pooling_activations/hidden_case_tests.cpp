@@ -24,54 +24,6 @@
 
 #include "lab03_test_support.hpp"
 
-namespace {
-
-// Sets an environment variable for one scope and restores the previous value afterwards, so
-// this test does not change what the real hidden-case test sees.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    const char* old = std::getenv(name);
-    had_old_ = old != nullptr;
-    if (had_old_) old_ = old;
-    ::setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (had_old_)
-      ::setenv(name_, old_.c_str(), 1);
-    else
-      ::unsetenv(name_);
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  bool had_old_ = false;
-  std::string old_;
-};
-
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::random_device rd;
-    path_ = std::filesystem::temp_directory_path() / ("lab03-hidden-" + std::to_string(rd()) + std::to_string(rd()));
-    std::filesystem::create_directories(path_);
-  }
-  ~ScratchDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
-
-}  // namespace
-
 TEST_CASE("hidden cases (COURSE_HIDDEN_DIR)") {
   const auto cases = grader::hidden_cases(COURSE_LAB_NAME);
   if (cases.empty()) MESSAGE("no hidden cases for " COURSE_LAB_NAME " (COURSE_HIDDEN_DIR unset or without the file)");
@@ -80,10 +32,8 @@ TEST_CASE("hidden cases (COURSE_HIDDEN_DIR)") {
 }
 
 TEST_CASE("hidden cases: the mechanism works for this lab (temporary COURSE_HIDDEN_DIR)") {
-  ScratchDir dir;
-  {
-    std::ofstream file(dir.path() / (std::string(COURSE_LAB_NAME) + ".json"));
-    file << R"({"cases": [
+  grader::TemporaryHiddenDir hidden;
+  hidden.write(COURSE_LAB_NAME, R"({"cases": [
       {"op": "max_pool2d", "n": 2, "c": 3, "h": 9, "w": 7, "kernel_h": 3, "kernel_w": 2,
        "stride_h": 2, "stride_w": 1, "pad_h": 1, "pad_w": 1, "low": -5, "high": -1},
       {"op": "avg_pool2d", "n": 1, "c": 2, "h": 6, "w": 8, "kernel_h": 3, "kernel_w": 3,
@@ -96,9 +46,7 @@ TEST_CASE("hidden cases: the mechanism works for this lab (temporary COURSE_HIDD
       {"op": "tanh", "n": 2, "c": 2, "h": 3, "w": 3},
       {"op": "relu", "n": 2, "c": 2, "h": 2, "w": 2},
       {"op": "softmax", "n": 4, "c": 10, "low": 900, "high": 1100}
-    ]})";
-  }
-  ScopedEnv env("COURSE_HIDDEN_DIR", dir.path().string());
+    ]})");
   const auto cases = grader::hidden_cases(COURSE_LAB_NAME);
   REQUIRE(cases.size() == 9);
   for (std::size_t i = 0; i < cases.size(); ++i)

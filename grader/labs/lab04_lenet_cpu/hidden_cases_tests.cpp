@@ -120,34 +120,6 @@ std::size_t run_hidden_cases() {
   return cases.size();
 }
 
-// Points COURSE_HIDDEN_DIR at a fresh temporary folder for one test, then restores it.
-class TemporaryHiddenDir {
- public:
-  TemporaryHiddenDir() {
-    std::random_device rd;
-    dir_ = std::filesystem::temp_directory_path() / ("lab04-hidden-" + std::to_string(rd()) + std::to_string(rd()));
-    std::filesystem::create_directories(dir_);
-    if (const char* old = std::getenv("COURSE_HIDDEN_DIR")) previous_ = std::string(old);
-    setenv("COURSE_HIDDEN_DIR", dir_.c_str(), 1);
-  }
-  ~TemporaryHiddenDir() {
-    if (previous_)
-      setenv("COURSE_HIDDEN_DIR", previous_->c_str(), 1);
-    else
-      unsetenv("COURSE_HIDDEN_DIR");
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
-  }
-  TemporaryHiddenDir(const TemporaryHiddenDir&) = delete;
-  TemporaryHiddenDir& operator=(const TemporaryHiddenDir&) = delete;
-
-  void write(const std::string& text) const { std::ofstream(dir_ / (std::string(kLab) + ".json")) << text; }
-
- private:
-  std::filesystem::path dir_;
-  std::optional<std::string> previous_;
-};
-
 }  // namespace
 
 TEST_CASE("hidden cases: instructor-supplied cases (COURSE_HIDDEN_DIR)") {
@@ -156,8 +128,8 @@ TEST_CASE("hidden cases: instructor-supplied cases (COURSE_HIDDEN_DIR)") {
 }
 
 TEST_CASE("hidden cases: the mechanism reads lab04_lenet_cpu.json and runs every op") {
-  TemporaryHiddenDir hidden;
-  hidden.write(R"({"cases": [
+  grader::TemporaryHiddenDir hidden;
+  hidden.write(kLab, R"({"cases": [
     {"op": "batchnorm", "n": 2, "c": 3, "h": 5, "w": 4, "eps": 0.001, "name": "bn with eps 1e-3"},
     {"op": "fold", "n": 1, "c": 3, "h": 8, "w": 8, "out": 4, "kernel": 3, "pad": 1, "stride": 2, "bias": false},
     {"op": "linear", "n": 4, "in": 400, "out": 120}
@@ -166,12 +138,12 @@ TEST_CASE("hidden cases: the mechanism reads lab04_lenet_cpu.json and runs every
   CHECK(run_hidden_cases() == 3);
 
   // Malformed cases are reported, not silently skipped.
-  hidden.write(R"({"cases": [{"op": "softmax", "n": 1}]})");
+  hidden.write(kLab, R"({"cases": [{"op": "softmax", "n": 1}]})");
   CHECK_THROWS_WITH_AS(run_hidden_cases(), doctest::Contains("unknown \"op\""), course::Error);
-  hidden.write(R"({"cases": [{"op": "linear", "n": 2, "out": 3}]})");
+  hidden.write(kLab, R"({"cases": [{"op": "linear", "n": 2, "out": 3}]})");
   CHECK_THROWS_WITH_AS(run_hidden_cases(), doctest::Contains("missing key \"in\""), course::Error);
-  hidden.write(R"({"cases": [{"op": "batchnorm", "n": 1, "c": 1, "h": 1, "w": 1, "eps": 0}]})");
+  hidden.write(kLab, R"({"cases": [{"op": "batchnorm", "n": 1, "c": 1, "h": 1, "w": 1, "eps": 0}]})");
   CHECK_THROWS_WITH_AS(run_hidden_cases(), doctest::Contains("eps"), course::Error);
-  hidden.write(R"({"cases": [{"op": "fold", "n": 1, "c": 1, "h": 2, "w": 2, "out": 1, "kernel": 5}]})");
+  hidden.write(kLab, R"({"cases": [{"op": "fold", "n": 1, "c": 1, "h": 2, "w": 2, "out": 1, "kernel": 5}]})");
   CHECK_THROWS_WITH_AS(run_hidden_cases(), doctest::Contains("must fit"), course::Error);
 }
