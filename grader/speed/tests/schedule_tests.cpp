@@ -23,15 +23,6 @@ ScheduleOptions quick(int min_rounds, int max_rounds) {
   return o;
 }
 
-std::string error_of(const std::function<void()>& call) {
-  try {
-    call();
-  } catch (const course::Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 }  // namespace
 
 TEST_CASE("A B B A alternation: rounds mirror each other, warm-up included") {
@@ -142,7 +133,7 @@ TEST_CASE("bad samples stop the comparison with a message naming the side and th
   FakeMachine m(1);
   int calls = 0;
   Sampler broken = [&] { return ++calls == 9 ? 0.0 : 1.0; };
-  const std::string msg = error_of([&] {
+  const std::string msg = speed_test::error_of([&] {
     compare(m.implementation('A', 1.0, 0.0), broken, Requirement::measure_only(), quick(10, 10));
   });
   // Candidate runs 1-2 are round 0, 3-4 round 1, ...: the 9th is in round 4.
@@ -152,17 +143,17 @@ TEST_CASE("bad samples stop the comparison with a message naming the side and th
   Sampler nan_in_warmup = [] { return std::nan(""); };
   ScheduleOptions o = quick(10, 10);
   o.warmup_rounds = 1;
-  CHECK(error_of([&] { compare(nan_in_warmup, m.implementation('B', 1.0, 0.0), Requirement::measure_only(), o); })
+  CHECK(speed_test::error_of([&] { compare(nan_in_warmup, m.implementation('B', 1.0, 0.0), Requirement::measure_only(), o); })
             .find("reference, warm-up round 0") != std::string::npos);
   Sampler negative = [] { return -0.25; };
-  CHECK(error_of([&] { compare(negative, negative, Requirement::measure_only(), quick(10, 10)); }).find("negative") !=
+  CHECK(speed_test::error_of([&] { compare(negative, negative, Requirement::measure_only(), quick(10, 10)); }).find("negative") !=
         std::string::npos);
 }
 
 TEST_CASE("options are validated") {
   FakeMachine m(1);
   Sampler a = m.implementation('A', 1.0, 0.0);
-  auto with = [&](ScheduleOptions o) { return error_of([&] { compare(a, a, Requirement::measure_only(), o); }); };
+  auto with = [&](ScheduleOptions o) { return speed_test::error_of([&] { compare(a, a, Requirement::measure_only(), o); }); };
   ScheduleOptions o = quick(5, 10);
   CHECK(with(o).find("min_rounds must be at least 6") != std::string::npos);  // 5 cannot reach 95%
   o = quick(10, 9);
@@ -210,10 +201,10 @@ TEST_CASE("re-check after timing: a failure is reported, not swallowed") {
   hooks.recheck = [](int) { throw course::Error("output[3] is 7, expected 5"); };
   TimedRun run = [] { return 1.0; };
   const std::string msg =
-      error_of([&] { compare_with_hooks(run, run, Requirement::measure_only(), quick(6, 6), hooks); });
+      speed_test::error_of([&] { compare_with_hooks(run, run, Requirement::measure_only(), quick(6, 6), hooks); });
   CHECK(msg.find("re-check after timing failed: output[3] is 7, expected 5") != std::string::npos);
   hooks = {};
   hooks.input_sets = 0;
-  CHECK(error_of([&] { compare_with_hooks(run, run, Requirement::measure_only(), quick(6, 6), hooks); })
+  CHECK(speed_test::error_of([&] { compare_with_hooks(run, run, Requirement::measure_only(), quick(6, 6), hooks); })
             .find("input_sets") != std::string::npos);
 }

@@ -11,6 +11,7 @@
 
 #include "course/error.hpp"
 #include "course/speed/statistics.hpp"
+#include "synthetic.hpp"
 
 using namespace course::speed;
 
@@ -31,15 +32,6 @@ double simulated_coverage(Draw draw, double true_median, std::size_t n, std::siz
   return covered / static_cast<double>(trials);
 }
 
-std::string error_of(const std::function<void()>& call) {
-  try {
-    call();
-  } catch (const course::Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 }  // namespace
 
 TEST_CASE("median: odd and even counts, any input order") {
@@ -52,12 +44,12 @@ TEST_CASE("median: odd and even counts, any input order") {
 TEST_CASE("samples that are not positive finite times are rejected with a reason") {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();
-  CHECK(error_of([] { median({}); }).find("no samples") != std::string::npos);
-  CHECK(error_of([] { median({1.0, 0.0}); }).find("zero") != std::string::npos);
-  CHECK(error_of([] { median({1.0, -0.5}); }).find("negative") != std::string::npos);
-  CHECK(error_of([&] { median({nan, 1.0}); }).find("NaN") != std::string::npos);
-  CHECK(error_of([&] { median({1.0, inf}); }).find("infinite") != std::string::npos);
-  CHECK(error_of([&] { check_samples({1.0, 2.0, nan}, "candidate times"); }).find("candidate times, sample 2") !=
+  CHECK(speed_test::error_of([] { median({}); }).find("no samples") != std::string::npos);
+  CHECK(speed_test::error_of([] { median({1.0, 0.0}); }).find("zero") != std::string::npos);
+  CHECK(speed_test::error_of([] { median({1.0, -0.5}); }).find("negative") != std::string::npos);
+  CHECK(speed_test::error_of([&] { median({nan, 1.0}); }).find("NaN") != std::string::npos);
+  CHECK(speed_test::error_of([&] { median({1.0, inf}); }).find("infinite") != std::string::npos);
+  CHECK(speed_test::error_of([&] { check_samples({1.0, 2.0, nan}, "candidate times"); }).find("candidate times, sample 2") !=
         std::string::npos);
   CHECK_THROWS_AS(median_ci({1, 2, 3, 4, 5, 6, 0}), course::Error);
   CHECK_NOTHROW(check_samples({1e-6, 3.0}, "tiny but positive"));
@@ -157,6 +149,6 @@ TEST_CASE("speed-up is the median of round-by-round ratios reference/candidate")
   CHECK(slower.point == 0.5);
 
   CHECK_THROWS_AS(speedup_ci({1, 2, 3}, {1, 2}), course::Error);
-  CHECK(error_of([] { speedup_ci({1, 2, 3}, {1, 0, 3}); }).find("candidate times, sample 1") != std::string::npos);
-  CHECK(error_of([] { speedup_ci({1, -2, 3}, {1, 1, 3}); }).find("reference times") != std::string::npos);
+  CHECK(speed_test::error_of([] { speedup_ci({1, 2, 3}, {1, 0, 3}); }).find("candidate times, sample 1") != std::string::npos);
+  CHECK(speed_test::error_of([] { speedup_ci({1, -2, 3}, {1, 1, 3}); }).find("reference times") != std::string::npos);
 }

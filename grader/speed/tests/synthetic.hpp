@@ -7,6 +7,7 @@
 #include <random>
 #include <string>
 
+#include "course/error.hpp"
 #include "course/speed/compare.hpp"
 
 namespace speed_test {
@@ -34,5 +35,15 @@ struct FakeMachine {
     return [this] { return now_ms; };
   }
 };
+
+/// The message of the course::Error that `call` throws, or "" if it returns normally.
+inline std::string error_of(const std::function<void()>& call) {
+  try {
+    call();
+  } catch (const course::Error& e) {
+    return e.what();
+  }
+  return "";
+}
 
 }  // namespace speed_test
