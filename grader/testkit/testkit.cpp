@@ -106,3 +106,24 @@ void TemporaryHiddenDir::write(const std::string& lab, const std::string& json_t
 }
 
 }  // namespace grader
+
+#include <map>
+
+namespace grader {
+
+const course::TensorFile& fixture_file(const std::string& file_name) {
+  static std::map<std::string, course::TensorFile> cache;  // tests run on one thread
+  auto it = cache.find(file_name);
+  if (it == cache.end())
+    it = cache.emplace(file_name, course::read_safetensors(std::string(COURSE_FIXTURE_DIR) + "/" + file_name)).first;
+  return it->second;
+}
+
+const course::Tensor& fixture_tensor(const std::string& file_name, const std::string& tensor_name) {
+  const auto& tensors = fixture_file(file_name).tensors;
+  const auto it = tensors.find(tensor_name);
+  if (it == tensors.end()) throw course::Error(file_name + " has no tensor \"" + tensor_name + "\"");
+  return it->second;
+}
+
+}  // namespace grader

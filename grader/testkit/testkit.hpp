@@ -84,3 +84,15 @@ class TemporaryHiddenDir {
 };
 
 }  // namespace grader
+
+#include "course/safetensors.hpp"
+
+namespace grader {
+
+/// A committed PyTorch fixture file from grader/fixtures/ (made by data/tools/fixtures_*.py),
+/// read once per run. Throws course::Error if it cannot be read.
+const course::TensorFile& fixture_file(const std::string& file_name);
+/// One tensor of such a file; throws course::Error naming the file and the tensor if missing.
+const course::Tensor& fixture_tensor(const std::string& file_name, const std::string& tensor_name);
+
+}  // namespace grader

@@ -33,18 +33,7 @@ using lab01_tests::ConvCase;
 const std::vector<std::string> kFixtureCases = {"lecture_single", "lecture_two_channel", "batch_nonsquare",
                                                 "lenet_conv2",    "pointwise",           "full_kernel"};
 
-const course::TensorFile& fixture_file() {
-  static const course::TensorFile file =
-      course::read_safetensors(std::string(COURSE_FIXTURE_DIR) + "/lab01_conv2d.safetensors");
-  return file;
-}
-
-const Tensor& fixture_tensor(const std::string& name) {
-  const auto& tensors = fixture_file().tensors;
-  const auto it = tensors.find(name);
-  if (it == tensors.end()) throw course::Error("lab01 fixture file has no tensor \"" + name + "\"");
-  return it->second;
-}
+const Tensor& fixture_tensor(const std::string& name) { return grader::fixture_tensor("lab01_conv2d.safetensors", name); }
 
 ConvCase case_from_json(const nlohmann::json& j, std::size_t index) {
   const std::string where = "hidden case #" + std::to_string(index);

@@ -12,20 +12,11 @@ namespace {
 
 using course::Tensor;
 
-const course::TensorFile& fixtures() {
-  static const course::TensorFile file =
-      course::read_safetensors(std::string(COURSE_FIXTURE_DIR) + "/lab02_padding_stride.safetensors");
-  return file;
-}
+constexpr const char* kFixtureFile = "lab02_padding_stride.safetensors";
 
-const Tensor& fixture(const std::string& name) {
-  const auto& tensors = fixtures().tensors;
-  const auto it = tensors.find(name);
-  if (it == tensors.end()) throw course::Error("lab02 fixture file has no tensor \"" + name + "\"");
-  return it->second;
-}
+const Tensor& fixture(const std::string& name) { return grader::fixture_tensor(kFixtureFile, name); }
 
-bool has_fixture(const std::string& name) { return fixtures().tensors.count(name) != 0; }
+bool has_fixture(const std::string& name) { return grader::fixture_file(kFixtureFile).tensors.count(name) != 0; }
 
 int as_int(float value) { return static_cast<int>(std::lround(value)); }
 

@@ -15,17 +15,7 @@ using lab03_tests::to_golden;
 
 namespace {
 
-const course::TensorFile& fixture() {
-  static const course::TensorFile file =
-      course::read_safetensors(std::string(COURSE_FIXTURE_DIR) + "/lab03_pytorch.safetensors");
-  return file;
-}
-
-const Tensor& get(const std::string& name) {
-  const auto it = fixture().tensors.find(name);
-  if (it == fixture().tensors.end()) throw course::Error("lab03_pytorch.safetensors has no tensor \"" + name + "\"");
-  return it->second;
-}
+const Tensor& get(const std::string& name) { return grader::fixture_tensor("lab03_pytorch.safetensors", name); }
 
 // PyTorch's float kernels and our double reference agree to float rounding.
 const course::Tolerance kTorch{1e-5, 1e-5};

@@ -220,16 +220,11 @@ TEST_CASE("lenet: fold_lenet folds both batch-norms with the file's epsilon") {
   const lab04_tests::Model& model = lab04_tests::mnist_model();
   const ln::Weights& w = model.weights;
   const lab04::FoldedLeNet net = lab04::fold_lenet(w);
-  const golden::Lab04FoldedConv c1 = golden::lab04_fold_batchnorm(w.at("conv1.weight"), w.at("conv1.bias"), w.at("bn1.weight"),
-                                                                   w.at("bn1.bias"), w.at("bn1.running_mean"),
-                                                                   w.at("bn1.running_var"), w.bn_epsilon);
-  const golden::Lab04FoldedConv c2 = golden::lab04_fold_batchnorm(w.at("conv2.weight"), w.at("conv2.bias"), w.at("bn2.weight"),
-                                                                   w.at("bn2.bias"), w.at("bn2.running_mean"),
-                                                                   w.at("bn2.running_var"), w.bn_epsilon);
-  grader::check_tensor("folded conv1 weight", net.conv1_weight, c1.weight, lab04_tests::kLayerTolerance);
-  grader::check_tensor("folded conv1 bias", net.conv1_bias, c1.bias, lab04_tests::kLayerTolerance);
-  grader::check_tensor("folded conv2 weight", net.conv2_weight, c2.weight, lab04_tests::kLayerTolerance);
-  grader::check_tensor("folded conv2 bias", net.conv2_bias, c2.bias, lab04_tests::kLayerTolerance);
+  const lab04::FoldedLeNet expected = golden_folded_net(w);
+  grader::check_tensor("folded conv1 weight", net.conv1_weight, expected.conv1_weight, lab04_tests::kLayerTolerance);
+  grader::check_tensor("folded conv1 bias", net.conv1_bias, expected.conv1_bias, lab04_tests::kLayerTolerance);
+  grader::check_tensor("folded conv2 weight", net.conv2_weight, expected.conv2_weight, lab04_tests::kLayerTolerance);
+  grader::check_tensor("folded conv2 bias", net.conv2_bias, expected.conv2_bias, lab04_tests::kLayerTolerance);
   grader::check_tensor("fc1 weight (unchanged)", net.fc1_weight, w.at("fc1.weight"), {0.0, 0.0});
   grader::check_tensor("fc2 bias (unchanged)", net.fc2_bias, w.at("fc2.bias"), {0.0, 0.0});
   grader::check_tensor("fc3 weight (unchanged)", net.fc3_weight, w.at("fc3.weight"), {0.0, 0.0});

@@ -11,19 +11,11 @@ using course::Tensor;
 
 namespace {
 
-const course::TensorFile& fixture() {
-  static const course::TensorFile file =
-      course::read_safetensors(std::string(COURSE_FIXTURE_DIR) + "/lab04_layers.safetensors");
-  return file;
-}
+constexpr const char* kFixtureFile = "lab04_layers.safetensors";
 
-const Tensor& fx(const std::string& name) {
-  const auto it = fixture().tensors.find(name);
-  REQUIRE_MESSAGE(it != fixture().tensors.end(), "lab04_layers.safetensors has no tensor '" << name << "'");
-  return it->second;
-}
+const Tensor& fx(const std::string& name) { return grader::fixture_tensor(kFixtureFile, name); }
 
-double fixture_eps() { return std::strtod(fixture().metadata.at("bn_eps").c_str(), nullptr); }
+double fixture_eps() { return std::strtod(grader::fixture_file(kFixtureFile).metadata.at("bn_eps").c_str(), nullptr); }
 
 }  // namespace
 
