@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""Builds the lectures site into OUTPUT/html and, with --check, checks it as a test.
+
+Steps: Doxygen with lectures/Doxyfile (output and warning log redirected to OUTPUT), a local copy
+of MathJax 2 from Debian's libjs-mathjax (the site never loads anything from the web), and one
+clean-up Doxygen has no setting for: in the Markdown pages, a name in a code block that Doxygen
+linked to a documented symbol loses its link unless it is qualified (`lab04::fold_batchnorm`),
+because an unqualified `relu(...)` in a chapter's CUDA example is not lab 03's `relu`.
+
+--check (the CTest test docs.links) then fails on any Doxygen warning, any broken internal link
+(check_links.py), a "check yourself" answer block that did not survive as a <details> element with
+a summary and content, or math left untranslated. It exits 77 (skipped) where Doxygen or MathJax
+is not installed.
+
+Usage: build_site.py [--check] OUTPUT_DIR
+"""
+import html.parser
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import check_links
+
+SITE_DIR = os.path.dirname(os.path.abspath(__file__))
+REPO_ROOT = os.path.normpath(os.path.join(SITE_DIR, "..", ".."))
+MATHJAX_DIR = "/usr/share/javascript/mathjax"  # Debian's libjs-mathjax (MathJax 2.7)
+# What MathJax 2 loads for TeX input and HTML-CSS output (the settings in lectures/Doxyfile).
+MATHJAX_PARTS = ["MathJax.js", "extensions", "jax/input/TeX", "jax/element", "jax/output/HTML-CSS",
+                 "fonts/HTML-CSS/TeX/woff", "fonts/HTML-CSS/TeX/otf", "localization/en"]
+SKIPPED = 77
+
+CODE_LINK = re.compile(r'<a class="code[^"]*" href="[^"]*">([^<]*)</a>')
+
+
+def run_doxygen(output_dir):
+    with open(os.path.join(REPO_ROOT, "lectures", "Doxyfile"), encoding="utf-8") as f:
+        config = f.read()
+    config += f'\nOUTPUT_DIRECTORY = "{output_dir}"\nWARN_LOGFILE = "{output_dir}/warnings.log"\n'
+    shutil.rmtree(os.path.join(output_dir, "html"), ignore_errors=True)  # no stale pages
+    os.makedirs(output_dir, exist_ok=True)
+    subprocess.run(["doxygen", "-"], input=config, text=True, cwd=REPO_ROOT, check=True)
+    with open(os.path.join(output_dir, "warnings.log"), encoding="utf-8") as f:
+        return [line.rstrip() for line in f if line.strip()]
+
+
+def copy_mathjax(html_dir):
+    for part in MATHJAX_PARTS:
+        source, target = os.path.join(MATHJAX_DIR, part), os.path.join(html_dir, "mathjax", part)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        if os.path.isdir(source):
+            shutil.copytree(source, target, dirs_exist_ok=True)
+        else:
+            shutil.copy2(source, target)
+
+
+def unlink_unqualified_code_names(html_dir):
+    def keep_if_qualified(match):
+        return match.group(0) if "::" in match.group(1) else match.group(1)
+
+    for name in os.listdir(html_dir):
+        if name.startswith("md_") or name == "index.html":
+            path = os.path.join(html_dir, name)
+            with open(path, encoding="utf-8") as f:
+                page = f.read()
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(CODE_LINK.sub(keep_if_qualified, page))
+
+
+class AnswerBlocks(html.parser.HTMLParser):
+    """Finds each <details> element: whether it starts with a <summary> and has content after."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.blocks = []  # [has_summary, content_tags]
+        self.depth = 0
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "details":
+            self.blocks.append([False, 0])
+            self.depth += 1
+        elif self.depth and tag == "summary":
+            self.blocks[-1][0] = self.blocks[-1][1] == 0
+        elif self.depth and tag in ("p", "ol", "ul", "li", "table", "div", "pre"):
+            self.blocks[-1][1] += 1
+
+    def handle_endtag(self, tag):
+        if tag == "details":
+            self.depth -= 1
+
+
+def answer_block_problems(html_dir):
+    """Each Markdown source's <details> blocks must come out whole in its page."""
+    problems = []
+    for folder in ("lectures", "exercises"):
+        for dirpath, _, files in os.walk(os.path.join(REPO_ROOT, folder)):
+            for name in sorted(files):
+                if not name.endswith(".md"):
+                    continue
+                source = os.path.join(dirpath, name)
+                with open(source, encoding="utf-8") as f:
+                    expected = len(re.findall(r"^\s*<details\b", f.read(), re.MULTILINE))
+                page = os.path.join(html_dir, page_file(source))
+                if not os.path.exists(page):
+                    problems.append(f"{page_file(source)}: no page for {source}")
+                    continue
+                scanner = AnswerBlocks()
+                with open(page, encoding="utf-8") as f:
+                    scanner.feed(f.read())
+                rel = os.path.relpath(source, REPO_ROOT)
+                if len(scanner.blocks) != expected:
+                    problems.append(f"{rel}: {expected} <details> blocks in the source, "
+                                    f"{len(scanner.blocks)} in the page")
+                for i, (has_summary, content) in enumerate(scanner.blocks, 1):
+                    if not has_summary or content == 0:
+                        problems.append(f"{rel}: answer block {i} lost its summary or content")
+    return problems
+
+
+def page_file(markdown_path):
+    relative = os.path.splitext(os.path.relpath(markdown_path, REPO_ROOT))[0]
+    return "md_" + re.sub(r"[^A-Za-z0-9]", "_", relative) + ".html"
+
+
+def untranslated_math(html_dir):
+    """Math the filter missed shows up as literal $$ or \\f$ in a page's text."""
+    problems = []
+    for name in sorted(os.listdir(html_dir)):
+        if name.startswith("md_") and name.endswith(".html"):
+            with open(os.path.join(html_dir, name), encoding="utf-8") as f:
+                text = re.sub(r"<(code|pre|div class=\"fragment\")[\s\S]*?</\1>", "", f.read())
+            for marker in ("$$", "\\f$", "\\f[", "```math"):
+                if marker in text:
+                    problems.append(f"{name}: '{marker}' left in the text (math not typeset)")
+    return problems
+
+
+def main(argv):
+    args = argv[1:]
+    check = "--check" in args
+    args = [a for a in args if a != "--check"]
+    if len(args) != 1:
+        print("usage: build_site.py [--check] OUTPUT_DIR", file=sys.stderr)
+        return 2
+    missing = [what for what, ok in (("doxygen (Debian package doxygen)", shutil.which("doxygen")),
+                                     ("MathJax (Debian package libjs-mathjax)",
+                                      os.path.exists(os.path.join(MATHJAX_DIR, "MathJax.js"))))
+               if not ok]
+    if missing:
+        print("build_site: not installed: " + ", ".join(missing) + "; ./course docs installs them",
+              file=sys.stderr)
+        return SKIPPED if check else 2
+    output_dir = os.path.abspath(args[0])
+    html_dir = os.path.join(output_dir, "html")
+    warnings = run_doxygen(output_dir)
+    copy_mathjax(html_dir)
+    unlink_unqualified_code_names(html_dir)
+    for warning in warnings:
+        print(warning)
+    print(f"build_site: {html_dir}/index.html ({len(warnings)} Doxygen warnings)")
+    if not check:
+        return 0
+    _, broken = check_links.broken_links(html_dir)
+    problems = (warnings + [f"broken link: {b}" for b in broken] + answer_block_problems(html_dir)
+                + untranslated_math(html_dir))
+    for problem in problems[len(warnings):]:
+        print(problem)
+    print(f"build_site: {len(problems)} problems "
+          f"({len(warnings)} warnings, {len(broken)} broken links)")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""Doxygen input filter for the course's Markdown: GitHub-flavoured source in, Doxygen markup out.
+
+The chapters are written to read well on a code host (GitHub's Markdown view). Three things read
+differently in Doxygen 1.9, so this filter translates them while the site is built, and the
+sources stay free of Doxygen-only markup:
+
+* Math. GitHub renders `$...$` (or $`...`$) inline and ```math fenced blocks as display math;
+  Doxygen wants \\f$...\\f$ and \\f[...\\f]. MathJax then typesets both the same way.
+* Answer blocks. Doxygen 1.9.4 mangles a <details> element whose content is separated by blank
+  lines (which GitHub needs to render the Markdown inside it): it closes the element early and
+  opens empty ones. Passing the <details>/<summary> tags through \\htmlonly[block] keeps them as
+  they are, and the Markdown between them is rendered by Doxygen as usual.
+* Links to repository files the site has no page for (folders, sources, the Doxyfile). A folder
+  with a README.md links to that README's page, a header of the common library to its page, and
+  anything else becomes plain text. A link to a path that does not exist is left alone, so that
+  Doxygen and the link check report it.
+
+Code (fenced blocks and `code spans`) passes through untouched. Doxygen runs this as
+`python3 lectures/site/md_filter.py FILE` (FILTER_PATTERNS in lectures/Doxyfile) and reads stdout.
+"""
+import os
+import re
+import sys
+
+REPO_ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+LIBRARY_HEADERS = os.path.join(REPO_ROOT, "common", "include")
+
+FENCE = re.compile(r"^\s*(```+|~~~+)\s*([\w.+-]*)")
+HTML_BLOCK_TAG = re.compile(r"^\s*(</?details\b[^>]*>\s*(<summary>.*</summary>)?|<summary>.*</summary>)\s*$")
+# One scan over a line finds, leftmost first: inline math, a link, or a code span (skipped).
+INLINE = re.compile(
+    r"(?P<math>\$`(?P<mtick>[^`]+)`\$|(?<![\\$\w])\$(?P<mplain>[^\s$](?:[^$]*[^\s$])?)\$(?![\w$]))"
+    r"|(?P<link>(?<!!)\[(?P<text>(?:[^\[\]`]|`[^`]*`)*)\]\((?P<target>[^()\s]*)\))"
+    r"|(?P<code>(?P<ticks>`+)[\s\S]+?(?P=ticks))")
+
+
+def page_label(markdown_path):
+    """The label Doxygen 1.9 gives the page of a Markdown file: md_ + its path, words joined by _."""
+    relative = os.path.splitext(os.path.relpath(markdown_path, REPO_ROOT))[0]
+    return "md_" + re.sub(r"[^A-Za-z0-9]", "_", relative)
+
+
+def rewrite_link(text, target, source_dir, chapter_index):
+    """The Doxygen form of the Markdown link [text](target) found in a file in source_dir.
+
+    In the chapter index (lectures/README.md) a link to a chapter beside it becomes a \\subpage,
+    so that the site's navigation tree lists the chapters under the index, in the index's order.
+    """
+    # Doxygen 1.9 prints a link's text literally, backticks included: a link keeps only the words.
+    words = re.sub(r"`([^`]*)`", r"\1", text)
+    if not target or re.match(r"^[a-zA-Z][\w+.-]*:|^#|^@|^\\", target):
+        return f"[{words}]({target})"  # web link, in-page anchor or Doxygen reference
+    path = target.split("#", 1)[0]
+    resolved = os.path.normpath(os.path.join(source_dir, path))
+    if not os.path.exists(resolved):
+        return f"[{words}]({target})"  # broken: left for Doxygen and the link check to report
+    if os.path.isdir(resolved):
+        readme = os.path.join(resolved, "README.md")
+        if os.path.isfile(readme):
+            return f"[{words}]({os.path.relpath(readme, source_dir)})"
+        return text  # a folder the site has no page for: its name, unlinked
+    if resolved.endswith(".md"):
+        if chapter_index and os.path.dirname(resolved) == source_dir and "#" not in target:
+            title = words.replace('"', "'")
+            return f'\\subpage {page_label(resolved)} "{title}"'
+        return f"[{words}]({target})"  # Doxygen resolves links between Markdown pages itself
+    if resolved.endswith(".hpp") and resolved.startswith(LIBRARY_HEADERS + os.sep):
+        return f"[{words}](@ref {os.path.relpath(resolved, LIBRARY_HEADERS)})"
+    return text  # a source file or the like the site has no page for: its name, unlinked
+
+
+def rewrite_inline(line, source_dir, chapter_index):
+    def replace(match):
+        if match.group("math"):
+            formula = match.group("mtick") or match.group("mplain")
+            return f"\\f${formula}\\f$"
+        if match.group("link"):
+            return rewrite_link(match.group("text"), match.group("target"), source_dir,
+                                chapter_index)
+        return match.group(0)  # a code span stays verbatim
+
+    return INLINE.sub(replace, line)
+
+
+def filter_markdown(lines, source_dir, chapter_index=False):
+    out = []
+    paragraph = []  # lines of running text, rewritten together: a link or code span may wrap
+    fence = None  # the fence string of the code block we are in, or None
+    in_math = False
+
+    def flush():
+        out.append(rewrite_inline("".join(paragraph), source_dir, chapter_index))
+        paragraph.clear()
+
+    for line in lines:
+        stripped = line.strip()
+        if fence:
+            if stripped.startswith(fence) and stripped.strip("`~") == "":
+                fence = None
+                line = "\\f]\n" if in_math else line
+                in_math = False
+            out.append(line)
+            continue
+        opening = FENCE.match(line)
+        if opening or stripped == "$$" or in_math or HTML_BLOCK_TAG.match(line) or not stripped:
+            flush()
+        if opening:
+            fence = opening.group(1)
+            in_math = opening.group(2) == "math"
+            out.append("\\f[\n" if in_math else line)
+        elif stripped == "$$":
+            out.append("\\f[\n" if not in_math else "\\f]\n")
+            in_math = not in_math
+        elif in_math:
+            out.append(line)
+        elif HTML_BLOCK_TAG.match(line):
+            out.append(f"\\htmlonly[block]{stripped}\\endhtmlonly\n")
+        elif not stripped:
+            out.append(line)
+        else:
+            paragraph.append(line)
+    flush()
+    return out
+
+
+def main(argv):
+    if len(argv) != 2:
+        print("usage: md_filter.py FILE.md   (writes the Doxygen form to stdout)", file=sys.stderr)
+        return 2
+    with open(argv[1], encoding="utf-8") as f:
+        lines = f.readlines()
+    path = os.path.abspath(argv[1])
+    chapter_index = path == os.path.join(REPO_ROOT, "lectures", "README.md")
+    sys.stdout.write("".join(filter_markdown(lines, os.path.dirname(path), chapter_index)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
