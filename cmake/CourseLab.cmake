@@ -5,43 +5,73 @@
 #     DEVICE cpu|gpu                           gpu labs report "skipped" without a GPU
 #     STUDENT_SOURCES <file>...                files the student edits, relative to the lab folder
 #     TESTS <file>...                          test sources under grader/labs/<lab>/
+#     PROXY_SOURCES <file>...                  test-program side of the calls (grader/rpc/proxy.hpp)
+#     WORKER_SOURCES <file>...                 worker side: endpoints (grader/rpc/endpoints.hpp) and,
+#                                              for GPU labs, the trusted harness
 #     [USES <lab>...]                          earlier labs whose implementation (same variant)
 #                                              this lab builds on, e.g. lab04 uses lab02, lab03
 #     [LIBRARIES <target>...])                 extra libraries (CUDNN::cudnn, CUDA::cublas, ...)
 #
-# For every variant in COURSE_VARIANTS ("name=/path/to/folder", by default exercises= and
-# solutions=) it creates
-#   <lab>__tests_obj         the tests + runner, compiled once for all variants
-#   <lab>__<variant>_impl    static library of the student sources (+ the labs it USES)
-#   <lab>__<variant>         test executable: TESTS + the grader's runner + the impl library,
-#                            written to <build>/labs/<variant>/<lab>
-# and registers CTest tests:
+# Trust boundary: the student's code never runs in the test program. For every variant in
+# COURSE_VARIANTS ("name=/path/to/folder", by default exercises= and solutions=) it creates
+#   <lab>__<variant>_impl    static library of the student sources, built by the guarded
+#                            compiler (time and memory limits, allowed #includes) and checked
+#                            for the symbols it may define (its lab's namespace only)
+#   <lab>__<variant>_worker  the worker: the student library + the endpoints (+ harness), written
+#                            to <build>/labs/<variant>/<lab>.worker, stripped, run sandboxed
+#   <lab>__<variant>         the test program: TESTS + the runner + the proxies, no student code,
+#                            written to <build>/labs/<variant>/<lab>; it starts its worker
+# Shared by all variants and compiled once: <lab>__tests_obj (tests, runner), <lab>__proxies_obj
+# and <lab>__endpoints_obj (endpoints, harness); a lab that USES another links that lab's proxies
+# and endpoints too.
+# CTest tests:
 #   solutions.<lab>          must pass
 #   exercises.<lab>          the untouched skeleton must FAIL, saying "not implemented"
 #
-# The golden references in grader/reference/ are header-only with internal linkage and are only
-# on the tests' include path, so student code can neither call nor replace them.
+# The golden references in grader/reference/ are header-only and only on the tests' include path;
+# the guarded build rejects a student file that includes anything outside its lab folder,
+# common/include and the system's headers.
 
 set(COURSE_LAB_RUNNER "${PROJECT_SOURCE_DIR}/grader/runner/lab_main.cpp")
+set(COURSE_GUARD_DIR "${PROJECT_SOURCE_DIR}/grader/build_guard")
+find_package(Python3 REQUIRED COMPONENTS Interpreter)
 
 function(course_add_lab lab)
-  cmake_parse_arguments(ARG "" "DEVICE" "STUDENT_SOURCES;TESTS;USES;LIBRARIES" ${ARGN})
+  cmake_parse_arguments(ARG "" "DEVICE" "STUDENT_SOURCES;TESTS;PROXY_SOURCES;WORKER_SOURCES;USES;LIBRARIES" ${ARGN})
   if(NOT ARG_DEVICE MATCHES "^(cpu|gpu)$")
     message(FATAL_ERROR "course_add_lab(${lab}): DEVICE must be cpu or gpu")
   endif()
+  set(legacy FALSE)
+  if(NOT ARG_PROXY_SOURCES OR NOT ARG_WORKER_SOURCES)
+    # Transitional only: a lab without a worker links the student's code into the test program.
+    message(AUTHOR_WARNING "course_add_lab(${lab}): no PROXY_SOURCES/WORKER_SOURCES: student code runs in the test program")
+    set(legacy TRUE)
+  endif()
+  string(REGEX MATCH "^lab[0-9]+" lab_namespace "${lab}")
   set_property(GLOBAL APPEND PROPERTY COURSE_LABS ${lab})
   set_property(GLOBAL PROPERTY COURSE_LAB_DEVICE_${lab} ${ARG_DEVICE})
   set_property(GLOBAL PROPERTY COURSE_LAB_SOURCES_${lab} "${ARG_STUDENT_SOURCES}")
+  set(lab_test_dirs "${PROJECT_SOURCE_DIR}/grader" "${PROJECT_SOURCE_DIR}/grader/labs" "${CMAKE_CURRENT_SOURCE_DIR}")
 
-  # The tests and the runner are compiled once and linked into every variant's program: grading
-  # many submissions in one build compiles only each student's own files.
+  # The tests, the runner and the proxies are compiled once and linked into every variant's
+  # test program: grading many submissions in one build compiles only each student's own files.
   set(tests_obj ${lab}__tests_obj)
   add_library(${tests_obj} OBJECT ${ARG_TESTS} ${COURSE_LAB_RUNNER})
-  target_include_directories(${tests_obj} PRIVATE "${PROJECT_SOURCE_DIR}/grader/reference" "${PROJECT_SOURCE_DIR}/grader/testkit")
-  target_link_libraries(${tests_obj} PRIVATE course::common course_testkit course_warnings doctest::doctest ${ARG_LIBRARIES})
+  target_include_directories(${tests_obj} PRIVATE "${PROJECT_SOURCE_DIR}/grader/reference" "${PROJECT_SOURCE_DIR}/grader/testkit" ${lab_test_dirs})
+  target_link_libraries(${tests_obj} PRIVATE course::common course_testkit course_rpc course_warnings doctest::doctest ${ARG_LIBRARIES})
   target_compile_definitions(${tests_obj} PRIVATE
-    COURSE_LAB_NAME="${lab}" COURSE_LAB_DEVICE_IS_GPU=$<STREQUAL:${ARG_DEVICE},gpu>
+    COURSE_LAB_NAME="${lab}" COURSE_LAB_DEVICE_IS_GPU=$<STREQUAL:${ARG_DEVICE},gpu> $<$<NOT:$<BOOL:${legacy}>>:COURSE_LAB_USES_WORKER=1>
     COURSE_DATA_DIR="${COURSE_DATA_DIR}" COURSE_FIXTURE_DIR="${PROJECT_SOURCE_DIR}/grader/fixtures")
+  set(proxies_obj ${lab}__proxies_obj)
+  add_library(${proxies_obj} OBJECT ${ARG_PROXY_SOURCES} ${COURSE_GUARD_DIR}/empty.cpp)
+  target_include_directories(${proxies_obj} PRIVATE ${lab_test_dirs})
+  target_link_libraries(${proxies_obj} PRIVATE course::common course_rpc course_warnings ${ARG_LIBRARIES})
+
+  # The worker's trusted part: endpoints (and a GPU lab's harness), compiled once.
+  set(endpoints_obj ${lab}__endpoints_obj)
+  add_library(${endpoints_obj} OBJECT ${ARG_WORKER_SOURCES} ${COURSE_GUARD_DIR}/empty.cpp)
+  target_include_directories(${endpoints_obj} PRIVATE ${lab_test_dirs})
+  target_link_libraries(${endpoints_obj} PRIVATE course::common course_warnings ${ARG_LIBRARIES})
 
   foreach(variant_entry IN LISTS COURSE_VARIANTS)
     string(REPLACE "=" ";" pair "${variant_entry}")
@@ -68,16 +98,47 @@ function(course_add_lab lab)
     add_library(${impl} STATIC ${sources})
     target_include_directories(${impl} PRIVATE "${lab_dir}")
     target_link_libraries(${impl} PUBLIC course::common ${ARG_LIBRARIES} PRIVATE course_warnings)
+    # The guarded compiler: time and memory limits, and only the lab folder, common/include and
+    # system headers may be included (checked on the compiler's dependency output).
+    set(guard "${Python3_EXECUTABLE}" "${COURSE_GUARD_DIR}/guard_compile.py"
+        --allow "${lab_dir}" --allow "${PROJECT_SOURCE_DIR}/common/include" --sources "${lab_dir}" --)
+    set_target_properties(${impl} PROPERTIES CXX_COMPILER_LAUNCHER "${guard}" CUDA_COMPILER_LAUNCHER "${guard}")
+    # The symbols the student's objects define: only their lab's namespace (checked every build).
+    add_custom_target(${impl}__symbols
+      COMMAND "${Python3_EXECUTABLE}" "${COURSE_GUARD_DIR}/check_symbols.py" --namespace ${lab_namespace}
+              --lab-dir "${lab_dir}" "$<TARGET_FILE:${impl}>"
+      DEPENDS ${impl} VERBATIM)
+    set(worker_objects "")
+    set(proxy_objects "")
     foreach(dep IN LISTS ARG_USES)
       target_link_libraries(${impl} PUBLIC ${dep}__${variant}_impl)
+      list(APPEND worker_objects $<TARGET_OBJECTS:${dep}__endpoints_obj>)
+      list(APPEND proxy_objects $<TARGET_OBJECTS:${dep}__proxies_obj>)
     endforeach()
 
+    set(worker ${lab}__${variant}_worker)
+    add_executable(${worker} ${PROJECT_SOURCE_DIR}/grader/rpc/worker_main.cpp $<TARGET_OBJECTS:${endpoints_obj}> ${worker_objects})
+    target_include_directories(${worker} PRIVATE "${PROJECT_SOURCE_DIR}/grader/rpc")
+    target_link_libraries(${worker} PRIVATE ${impl} course_rpc_frames course_warnings)
+    target_link_options(${worker} PRIVATE -s)
+    set_target_properties(${worker} PROPERTIES
+      OUTPUT_NAME ${lab}.worker
+      RUNTIME_OUTPUT_DIRECTORY "${PROJECT_BINARY_DIR}/labs/${variant}"
+      CXX_LINKER_LAUNCHER "${Python3_EXECUTABLE};${COURSE_GUARD_DIR}/guard_compile.py;--link-only;--"
+      CUDA_LINKER_LAUNCHER "${Python3_EXECUTABLE};${COURSE_GUARD_DIR}/guard_compile.py;--link-only;--")
+    add_dependencies(${worker} ${impl}__symbols)
+
     set(exe ${lab}__${variant})
-    add_executable(${exe} $<TARGET_OBJECTS:${tests_obj}>)
-    target_link_libraries(${exe} PRIVATE ${impl} course_testkit doctest::doctest)
+    add_executable(${exe} $<TARGET_OBJECTS:${tests_obj}> $<TARGET_OBJECTS:${proxies_obj}> ${proxy_objects})
+    target_link_libraries(${exe} PRIVATE course_testkit course_rpc course::common doctest::doctest ${ARG_LIBRARIES})
+    if(legacy)
+      target_link_libraries(${exe} PRIVATE ${impl})
+    endif()
+    target_link_options(${exe} PRIVATE -s)
     set_target_properties(${exe} PROPERTIES
       OUTPUT_NAME ${lab}
       RUNTIME_OUTPUT_DIRECTORY "${PROJECT_BINARY_DIR}/labs/${variant}")
+    add_dependencies(${exe} ${worker})
 
     if(variant STREQUAL "solutions")
       add_test(NAME solutions.${lab} COMMAND ${exe})

@@ -24,6 +24,9 @@
 #include "../src/channel_protocol.hpp"
 #include "course/device.hpp"
 #include "testkit.hpp"
+#ifdef COURSE_LAB_USES_WORKER
+#include "rpc/client.hpp"
+#endif
 
 namespace {
 
@@ -204,6 +207,14 @@ int main(int argc, char** argv) {
     send({{"type", "skip"}, {"reason", reason}});
     return course::kSkipReturnCode;
   }
+#ifdef COURSE_LAB_USES_WORKER
+  // The student's code runs in a separate worker process (grader/rpc/); say how it is isolated.
+  grader::rpc::set_worker_gpu(COURSE_LAB_DEVICE_IS_GPU != 0);
+  const grader::rpc::SandboxInfo sandbox = grader::rpc::worker_sandbox();
+  std::printf("%s: student code runs in a worker: %s\n", COURSE_LAB_NAME, sandbox.description.c_str());
+  std::fflush(stdout);
+  send({{"type", "sandbox"}, {"mode", sandbox.mode}, {"degraded", sandbox.degraded}, {"description", sandbox.description}});
+#endif
   doctest::Context context(argc, argv);
   const int exit_code = context.run();
   send({{"type", "end"},

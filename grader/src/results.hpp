@@ -38,6 +38,8 @@ struct LabResult {
   std::vector<CaseResult> cases;       ///< test cases in the order they ran
   int cases_listed = 0;                ///< how many the program listed before running
   std::vector<Metric> metrics;
+  std::string sandbox;                 ///< how the lab's worker was isolated (the runner's "sandbox" record)
+  bool sandbox_degraded = false;       ///< the worker ran without isolation: the report says so
   std::string output;                  ///< captured stdout+stderr of the test run (bounded)
   std::vector<std::string> student_files;  ///< the files to edit (absolute paths)
   double seconds = 0;                  ///< test run time

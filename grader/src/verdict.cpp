@@ -295,6 +295,9 @@ void judge_run(const JudgeContext& c, const std::vector<std::string>& listed, co
       k.messages = string_list(rec.value("messages", nlohmann::json::array()));
       k.exception = rec.value("exception", "");
       out.cases.push_back(std::move(k));
+    } else if (type == "sandbox") {
+      out.sandbox = rec.value("description", "");
+      out.sandbox_degraded = rec.value("degraded", true);
     } else if (type == "metric") {
       out.metrics.push_back({rec.value("name", ""), rec.value("value", 0.0), rec.value("case", "")});
     } else if (type == "end") {

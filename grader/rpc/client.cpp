@@ -1,0 +1,317 @@
+// The test program's connection to its worker: starts it in the sandbox on first use, sends
+// requests, waits for replies with a time limit, and turns every way a worker can fail into a
+// WorkerFailure that names the function -- the test case fails, the test program carries on.
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dirent.h>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "client.hpp"
+#include "course/error.hpp"
+#include "proxy.hpp"
+#include "worker_sandbox.hpp"
+
+namespace grader::rpc {
+namespace {
+
+double env_number(const char* name, double fallback) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') return fallback;
+  char* end = nullptr;
+  const double value = std::strtod(text, &end);
+  return (end != nullptr && *end == '\0' && value > 0 && value < 1e7) ? value : fallback;
+}
+
+std::string self_exe() {
+  char buf[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
+}
+
+std::string signal_text(int sig) {
+  const char* abbrev = ::sigabbrev_np(sig);
+  std::string name = abbrev != nullptr ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
+  switch (sig) {
+    case SIGSEGV: return name + " (invalid memory access: an index out of bounds or a bad pointer?)";
+    case SIGBUS: return name + " (bad memory access)";
+    case SIGFPE: return name + " (arithmetic error: integer division by zero?)";
+    case SIGABRT: return name + " (abort: a failed assert, std::terminate or heap corruption)";
+    case SIGKILL: return name + " (killed: out of memory or stopped from outside)";
+    case SIGXFSZ: return name + " (wrote a file larger than allowed)";
+    case SIGXCPU: return name + " (used more CPU time than allowed)";
+    default: return name;
+  }
+}
+
+// Student-originated text reaches terminals, JSON, XML and CSV: keep printable characters,
+// newlines and tabs only, and bound the length.
+std::string clean(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u == '\n' || u == '\t' || (u >= 0x20 && u != 0x7f)) out.push_back(c);
+    else out.push_back('?');
+    if (out.size() >= 4000) {
+      out += " [...]";
+      break;
+    }
+  }
+  return out;
+}
+
+// Processes the user owns now: the process limit for a non-root worker is this plus a margin
+// (RLIMIT_NPROC counts every process of the user, not only the worker's).
+rlim_t processes_of_this_user() {
+  rlim_t count = 0;
+  DIR* proc = ::opendir("/proc");
+  if (proc == nullptr) return 512;
+  const uid_t uid = ::getuid();
+  while (dirent* e = ::readdir(proc)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    const std::string status = std::string("/proc/") + e->d_name + "/status";
+    if (FILE* f = std::fopen(status.c_str(), "r")) {
+      char line[256];
+      while (std::fgets(line, sizeof line, f) != nullptr) {
+        unsigned real = 0;
+        if (std::sscanf(line, "Uid: %u", &real) == 1) {
+          if (real == uid) ++count;
+          break;
+        }
+      }
+      std::fclose(f);
+    }
+  }
+  ::closedir(proc);
+  return count;
+}
+
+class Worker {
+ public:
+  ~Worker() { stop(false); }
+
+  std::string call(const std::string& function, const std::string& request) {
+    if (!poisoned_.empty()) throw WorkerFailure(function + " was not called: " + poisoned_);
+    if (pid_ <= 0) start();
+    if (!write_frame(request_fd_, request)) return after_death(function, "the worker closed its channel");
+    std::string reply;
+    switch (read_frame(reply_fd_, reply, options().call_timeout_s)) {
+      case FrameResult::ok: break;
+      case FrameResult::closed: return after_death(function, "the worker ended during the call");
+      case FrameResult::too_large:
+        stop(true);
+        throw WorkerFailure(function + ": the worker sent a reply larger than allowed");
+      case FrameResult::timed_out: {
+        stop(true);
+        char seconds[32];
+        std::snprintf(seconds, sizeof seconds, "%.0f", options().call_timeout_s);
+        poisoned_ = function + " ran for more than " + seconds + " s earlier in this run and was stopped";
+        throw WorkerFailure(function + " did not return within " + seconds +
+                            " s (an endless loop or a deadlock?); the worker was stopped and the remaining "
+                            "calls of this run are not made");
+      }
+    }
+    if (reply.empty()) throw WorkerFailure(function + ": the worker sent an empty reply");
+    const auto status = static_cast<ReplyStatus>(static_cast<unsigned char>(reply[0]));
+    std::string rest = reply.substr(1);
+    auto message = [&] {
+      Reader r(rest);
+      std::string text;
+      try {
+        rpc::read(r, text);
+      } catch (const ProtocolError&) {
+        text = "(unreadable message)";
+      }
+      return clean(text);
+    };
+    switch (status) {
+      case ReplyStatus::ok: return rest;
+      case ReplyStatus::not_implemented: {
+        std::string text = message();
+        const std::string prefix = "not implemented: ";
+        if (text.rfind(prefix, 0) == 0) text = text.substr(prefix.size());
+        throw course::NotImplemented(text);
+      }
+      case ReplyStatus::course_error: throw course::Error(message());
+      case ReplyStatus::other_exception: throw std::runtime_error(message());
+      case ReplyStatus::unknown_function:
+        throw WorkerFailure(function + ": the worker has no such function (" + message() + ")");
+      case ReplyStatus::bad_request: throw WorkerFailure(function + ": the worker could not read the call (" + message() + ")");
+      case ReplyStatus::crashed: {
+        int sig = 0;
+        if (rest.size() >= sizeof sig) std::memcpy(&sig, rest.data(), sizeof sig);
+        stop(true);
+        ++crashes_;
+        throw WorkerFailure(function + " crashed: " + signal_text(sig));
+      }
+    }
+    stop(true);
+    throw WorkerFailure(function + ": the worker sent an unknown reply status");
+  }
+
+ private:
+  void start() {
+    if (crashes_ >= 50) {
+      poisoned_ = "the worker crashed 50 times in this run";
+      throw WorkerFailure(poisoned_);
+    }
+    const std::string worker = self_exe() + ".worker";
+    if (::access(worker.c_str(), X_OK) != 0)
+      throw WorkerFailure("cannot start the worker " + worker + ": " + std::strerror(errno) + " (build the lab again)");
+    const SandboxPlan& plan = sandbox_plan(worker, options().gpu);
+    std::signal(SIGPIPE, SIG_IGN);
+
+    int request[2], reply[2];
+    if (::pipe2(request, O_CLOEXEC) != 0 || ::pipe2(reply, O_CLOEXEC) != 0)
+      throw WorkerFailure(std::string("cannot create the worker's pipes: ") + std::strerror(errno));
+    const int worker_fd = plan.worker_via_fd ? ::open(worker.c_str(), O_RDONLY | O_CLOEXEC) : -1;
+
+    std::vector<std::string> argv = plan.prefix;
+    if (plan.mode == "none") argv.push_back(worker);
+    std::vector<std::string> env = {"PATH=/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8"};
+    for (const char* keep : {"CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "LD_LIBRARY_PATH"})
+      if (const char* v = std::getenv(keep)) env.push_back(std::string(keep) + "=" + v);
+    std::vector<char*> args, envp;
+    for (std::string& a : argv) args.push_back(a.data());
+    args.push_back(nullptr);
+    for (std::string& e : env) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    const rlim_t nproc = ::geteuid() == 0 ? 256 : processes_of_this_user() + 256;
+    const std::size_t memory_mb = options().memory_mb;
+    const bool limit_address_space = !options().gpu && memory_mb > 0;
+
+    const pid_t pid = ::fork();
+    if (pid < 0) throw WorkerFailure(std::string("cannot start the worker: ") + std::strerror(errno));
+    if (pid == 0) {
+      // Child: the channel on descriptors 3 and 4 (and the worker binary on 5 for the unshare
+      // mode), nothing else inherited; limits; then the sandbox.
+      ::setpgid(0, 0);
+      const int in = ::fcntl(request[0], F_DUPFD, 10);
+      const int out = ::fcntl(reply[1], F_DUPFD, 10);
+      const int bin = worker_fd >= 0 ? ::fcntl(worker_fd, F_DUPFD, 10) : -1;
+      const int devnull = ::open("/dev/null", O_RDONLY);
+      ::dup2(devnull, 0);
+      ::dup2(in, kWorkerRequestFd);
+      ::dup2(out, kWorkerReplyFd);
+      if (bin >= 0) ::dup2(bin, 5);
+      ::close_range(bin >= 0 ? 6 : 5, ~0U, 0);
+      const rlimit no_core{0, 0};
+      ::setrlimit(RLIMIT_CORE, &no_core);
+      const rlimit fsize{64ull << 20, 64ull << 20};
+      ::setrlimit(RLIMIT_FSIZE, &fsize);
+      const rlimit procs{nproc, nproc};
+      ::setrlimit(RLIMIT_NPROC, &procs);
+      if (limit_address_space) {
+        const rlim_t bytes = static_cast<rlim_t>(memory_mb) << 20;
+        const rlimit as{bytes, bytes};
+        ::setrlimit(RLIMIT_AS, &as);
+      }
+      ::execve(args[0], args.data(), envp.data());
+      const char msg[] = "course: cannot start the worker's sandbox\n";
+      [[maybe_unused]] const ssize_t ignored = ::write(2, msg, sizeof msg - 1);
+      ::_exit(127);
+    }
+    ::close(request[0]);
+    ::close(reply[1]);
+    if (worker_fd >= 0) ::close(worker_fd);
+    pid_ = pid;
+    request_fd_ = request[1];
+    reply_fd_ = reply[0];
+  }
+
+  // The worker is gone (or going) without a proper reply: say how it ended.
+  std::string after_death(const std::string& function, const std::string& what) {
+    const int status = reap(std::chrono::seconds(2));
+    ++crashes_;
+    std::string how;
+    if (status == -1) how = "";
+    else if (WIFSIGNALED(status)) how = ": killed by " + signal_text(WTERMSIG(status));
+    else if (WIFEXITED(status) && WEXITSTATUS(status) > 128 && WEXITSTATUS(status) < 128 + 65)
+      how = ": killed by " + signal_text(WEXITSTATUS(status) - 128);  // as the sandbox tools report it
+    else if (WIFEXITED(status)) how = ": it exited with code " + std::to_string(WEXITSTATUS(status)) + " (exit() called?)";
+    throw WorkerFailure(function + ": " + what + how);
+  }
+
+  // Closes the channel and waits for the worker; returns its wait status (-1 if it had to be
+  // killed or was not running).
+  int reap(std::chrono::milliseconds grace) {
+    if (pid_ <= 0) return -1;
+    ::close(request_fd_);
+    ::close(reply_fd_);
+    request_fd_ = reply_fd_ = -1;
+    const auto deadline = std::chrono::steady_clock::now() + grace;
+    int status = 0;
+    while (true) {
+      const pid_t r = ::waitpid(pid_, &status, WNOHANG);
+      if (r == pid_) break;
+      if (r < 0) {
+        status = -1;
+        break;
+      }
+      if (std::chrono::steady_clock::now() > deadline) {
+        ::kill(-pid_, SIGKILL);
+        ::kill(pid_, SIGKILL);
+        ::waitpid(pid_, &status, 0);
+        status = -1;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    ::kill(-pid_, SIGKILL);  // anything left in the worker's process group (mode "none")
+    pid_ = -1;
+    return status;
+  }
+
+  void stop(bool kill_now) {
+    if (pid_ <= 0) return;
+    if (kill_now) {
+      ::kill(-pid_, SIGKILL);
+      ::kill(pid_, SIGKILL);
+    }
+    reap(std::chrono::milliseconds(kill_now ? 2000 : 1000));
+  }
+
+  pid_t pid_ = -1;
+  int request_fd_ = -1;
+  int reply_fd_ = -1;
+  int crashes_ = 0;
+  std::string poisoned_;
+};
+
+Worker& worker() {
+  static Worker w;
+  return w;
+}
+
+WorkerOptions& mutable_options() {
+  static WorkerOptions o{false, static_cast<std::size_t>(env_number("COURSE_WORKER_MEMORY_MB", 2048)),
+                         env_number("COURSE_CALL_TIMEOUT_S", 30)};
+  return o;
+}
+
+}  // namespace
+
+const WorkerOptions& options() { return mutable_options(); }
+void set_worker_gpu(bool gpu) { mutable_options().gpu = gpu; }
+
+SandboxInfo worker_sandbox() {
+  const SandboxPlan& plan = sandbox_plan(self_exe() + ".worker", options().gpu);
+  return {plan.mode, plan.degraded, plan.description};
+}
+
+std::string call_worker(const std::string& function, const std::string& request) {
+  return worker().call(function, request);
+}
+
+}  // namespace grader::rpc
