@@ -12,7 +12,7 @@
 // It also estimates the core's clock with a chain of dependent additions (one per cycle on any
 // modern x86 core), so that the measured GFLOP/s can be set against FLOP per cycle.
 #include <algorithm>
-#include <chrono>
+#include <ctime>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -33,7 +33,6 @@ namespace {
 namespace ln = course::lenet;
 using course::Shape;
 using course::Tensor;
-using Clock = std::chrono::steady_clock;
 
 // Convolution with stride 1 and the same zero padding on every side, loops in the order
 // n, k, c, r, s, then p, q innermost. Each weight is loaded once and applied to a whole output
@@ -97,14 +96,22 @@ Tensor first_images(const Tensor& images, std::int64_t count) {
   return out;
 }
 
-/// Median wall time in seconds of `repetitions` calls (after one untimed warm-up call).
+/// CPU time this thread has used, in seconds. On a machine shared with other processes, wall
+/// time would also count the time the thread spent waiting for a core; CPU time does not.
+double thread_cpu_seconds() {
+  timespec t{};
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0) throw course::Error("clock_gettime failed");
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+/// Median CPU time in seconds of `repetitions` calls (after one untimed warm-up call).
 double median_seconds(int repetitions, const std::function<void()>& work) {
   work();
   std::vector<double> samples;
   for (int i = 0; i < repetitions; ++i) {
-    const auto start = Clock::now();
+    const double start = thread_cpu_seconds();
     work();
-    samples.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+    samples.push_back(thread_cpu_seconds() - start);
   }
   std::sort(samples.begin(), samples.end());
   return samples[samples.size() / 2];
@@ -171,7 +178,7 @@ int main(int argc, char** argv) {
 
     std::printf("LeNet-5-BN (folded) on the CPU, one thread, %lld multiply-adds = %.3f MFLOP per image\n",
                 static_cast<long long>(ln::multiply_adds_per_image()), 2e-6 * static_cast<double>(ln::multiply_adds_per_image()));
-    std::printf("median of %d runs; batch %lld MNIST test images, and single images (batch 1)\n", repetitions,
+    std::printf("median thread CPU time of %d runs; batch %lld MNIST test images, and single images (batch 1)\n", repetitions,
                 static_cast<long long>(batch));
     Tensor logits(Shape{batch, ln::kNumClasses}), logits1(Shape{1, ln::kNumClasses});
     report("solution, loops n,k,p,q|c,r,s, batch", batch,
