@@ -4,11 +4,12 @@
 // Both the exercise skeleton and the solution implement exactly these functions; the grader's
 // tests call them and compare with an independent golden reference.
 //
-// Conventions (the same as PyTorch's F.conv2d with stride 1 and padding 0):
+// Conventions (the same as PyTorch's F.conv2d with stride 1 and padding 0; the letters are the
+// course's notation, lectures/notation.md):
 //   input  [N, C, H, W]   N images, C input channels, H rows, W columns (row-major, W fastest)
 //   weight [K, C, R, S]   K filters, each C channels of R rows by S columns
 //   bias   [K]            one number per output channel
-//   output [N, K, H_out, W_out] with H_out = H - R + 1 and W_out = W - S + 1
+//   output [N, K, P, Q]   P = H - R + 1 output rows, Q = W - S + 1 output columns
 //
 //   output[n][k][p][q] = bias[k] + sum over c, r, s of input[n][c][p + r][q + s] * weight[k][c][r][s]
 //
@@ -21,7 +22,7 @@
 namespace lab01 {
 
 /// The shape of conv2d_forward's output for an input of shape [N, C, H, W] and a weight of shape
-/// [K, C, R, S]: [N, K, H - R + 1, W - S + 1].
+/// [K, C, R, S]: [N, K, P, Q] with P = H - R + 1 and Q = W - S + 1.
 ///
 /// Throws course::Error, with a message naming the argument and the problem, when:
 ///   - the input or the weight is not 4-D (message names "input" or "weight");

@@ -37,7 +37,8 @@ inline Conv2dParams Conv2dParams::symmetric(int pad, int stride, int dilation) {
 /// negative padding, or an output size <= 0.
 int conv_output_size(int input, int kernel, int pad_before, int pad_after, int stride, int dilation);
 
-/// [N, C, H, W] input and [K, C, R, S] weight -> [N, K, H_out, W_out].
+/// [N, C, H, W] input and [K, C, R, S] weight -> [N, K, P, Q] (output rows and columns, each from
+/// conv_output_size; the letters are those of lectures/notation.md).
 /// Throws course::Error for wrong ranks, mismatched channels or invalid parameters.
 course::Shape conv2d_output_shape(const course::Shape& input, const course::Shape& weight, const Conv2dParams& p);
 

@@ -34,7 +34,7 @@ struct Pool2dParams {
   }
 };
 
-/// Output shape of 2-D pooling on an NCHW input: [N, C, H_out, W_out] with, per axis,
+/// Output shape of 2-D pooling on an NCHW input: [N, C, P, Q] (output rows, columns) with, per axis,
 ///   out = floor((in + 2*pad - kernel) / stride) + 1
 /// Throws course::Error when the input is not 4-D, when a kernel or stride is < 1, when a pad
 /// is < 0 or larger than half its kernel (pad > kernel/2, PyTorch's rule: otherwise a window
@@ -66,10 +66,10 @@ void sigmoid(const course::Tensor& input, course::Tensor& output);
 /// tanh(x), saturating cleanly to +-1 for large |x|.
 void tanh_activation(const course::Tensor& input, course::Tensor& output);
 
-/// Row-wise softmax over the last dimension of a 2-D [N, K] tensor:
-///   p[n][k] = exp(x[n][k] - m) / sum_j exp(x[n][j] - m),  m = max_j x[n][j]
+/// Row-wise softmax over the last dimension of a 2-D [N, L] tensor (L classes):
+///   p[n][l] = exp(x[n][l] - M) / sum_j exp(x[n][j] - M),  M = max_j x[n][j]
 /// Must not overflow for large logits (subtract the row max first). `probabilities` must have
-/// the same [N, K] shape as `logits`; K must be >= 1.
+/// the same [N, L] shape as `logits`; L must be >= 1.
 void softmax(const course::Tensor& logits, course::Tensor& probabilities);
 
 }  // namespace lab03

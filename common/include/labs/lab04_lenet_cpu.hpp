@@ -106,12 +106,12 @@ FoldedLeNet fold_lenet(const course::lenet::Weights& weights);
 /// Same shapes and errors as lenet_forward.
 void lenet_forward_folded(const FoldedLeNet& net, const course::Tensor& images, course::Tensor& logits);
 
-/// The predicted class of every row of logits [N, K]: the index of the row's largest value; on
-/// a tie the lowest index wins (like torch.argmax). Throws course::Error when logits is not 2-D
-/// with K >= 1 ("logits") or a row holds a NaN ("logits", naming the row).
+/// The predicted class of every row of logits [N, L] (L classes): the index of the row's
+/// largest value; on a tie the lowest index wins (like torch.argmax). Throws course::Error when
+/// logits is not 2-D with L >= 1 ("logits") or a row holds a NaN ("logits", naming the row).
 std::vector<int> predicted_classes(const course::Tensor& logits);
 
-/// How many rows of logits [N, K] predict their label: predicted_classes(logits)[n] == labels[n].
+/// How many rows of logits [N, L] predict their label: predicted_classes(logits)[n] == labels[n].
 /// Throws course::Error as predicted_classes does, and when labels.size() != N ("labels").
 std::int64_t count_correct(const course::Tensor& logits, const std::vector<std::uint8_t>& labels);
 
