@@ -14,12 +14,19 @@ namespace course {
 namespace {
 
 constexpr std::uint64_t kMaxHeaderBytes = 100u << 20;  // the format's own limit is 100 MB
+// The course's headers nest three levels deep (object -> tensor entry -> shape array). Parsing
+// is iterative, but copying, printing and destroying a json value recurse, so a hostile header
+// of a million '[' would overflow the stack: anything deeper than this is refused while parsing.
+constexpr int kMaxJsonDepth = 16;
 
 std::uint64_t read_le64(const unsigned char* p) {
   std::uint64_t v = 0;
   for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
   return v;
 }
+
+// Quotes at most a line of a hostile value in an error message.
+std::string abbreviated(const std::string& text) { return text.size() <= 40 ? text : text.substr(0, 37) + "..."; }
 
 }  // namespace
 
@@ -37,7 +44,14 @@ TensorFile read_safetensors(const std::string& path) {
 
   nlohmann::json header;
   try {
-    header = nlohmann::json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<std::ptrdiff_t>(header_len));
+    const auto limit_depth = [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+      if (depth > kMaxJsonDepth)
+        throw Error(path + ": corrupt safetensors header (JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
+                    " levels)");
+      return true;
+    };
+    header = nlohmann::json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<std::ptrdiff_t>(header_len),
+                                   limit_depth);
   } catch (const nlohmann::json::exception& e) {
     throw Error(path + ": corrupt safetensors header (not valid JSON: " + e.what() + ")");
   }
@@ -60,7 +74,7 @@ TensorFile read_safetensors(const std::string& path) {
     if (!entry.is_object() || !entry.contains("dtype") || !entry.contains("shape") || !entry.contains("data_offsets"))
       throw Error(where + " needs dtype, shape and data_offsets");
     if (!entry["dtype"].is_string() || entry["dtype"] != "F32")
-      throw Error(where + " has dtype " + entry["dtype"].dump() + "; the course uses F32 (float32) only");
+      throw Error(where + " has dtype " + abbreviated(entry["dtype"].dump()) + "; the course uses F32 (float32) only");
     Shape shape;
     if (!entry["shape"].is_array()) throw Error(where + ": shape must be an array");
     for (const auto& d : entry["shape"]) {
@@ -71,7 +85,12 @@ TensorFile read_safetensors(const std::string& path) {
     if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() || !off[1].is_number_unsigned())
       throw Error(where + ": data_offsets must be [begin, end]");
     const std::uint64_t begin = off[0], end = off[1];
-    const std::uint64_t want = shape_numel(shape) * sizeof(float);
+    std::uint64_t want = 0;
+    try {
+      want = shape_numel(shape) * sizeof(float);  // shape_numel keeps this product within int64
+    } catch (const Error& e) {
+      throw Error(where + ": " + e.what());
+    }
     if (end < begin || end - begin != want)
       throw Error(where + ": data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) + "] hold " +
                   std::to_string(end >= begin ? end - begin : 0) + " bytes but F32 " + shape_to_string(shape) +
@@ -79,9 +98,10 @@ TensorFile read_safetensors(const std::string& path) {
     if (end > data_len)
       throw Error(where + ": data ends at byte " + std::to_string(end) + " but the file's data section has only " +
                   std::to_string(data_len) + " bytes (truncated file?)");
-    std::vector<float> values(shape_numel(shape));
+    std::vector<float> values(shape_numel(shape));  // at most data_len / 4 floats: checked above
     // The format is little-endian and so is every machine the course runs on (x86-64, arm64).
-    std::memcpy(values.data(), data + begin, want);
+    // An empty tensor has no storage (values.data() may be null): memcpy must not see it.
+    if (want > 0) std::memcpy(values.data(), data + begin, want);
     file.tensors.emplace(name, Tensor(shape, std::move(values)));
     ranges.emplace_back(begin, end);
   }

@@ -1,7 +1,11 @@
 #include "course/tensor.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <new>
 #include <sstream>
+#include <stdexcept>
 
 #include "course/error.hpp"
 
@@ -15,18 +19,49 @@ std::string shape_to_string(const Shape& shape) {
   return out.str();
 }
 
-std::size_t shape_numel(const Shape& shape) {
-  std::size_t n = 1;
-  for (auto extent : shape) {
-    if (extent < 0) throw Error("negative extent in shape " + shape_to_string(shape));
-    n *= static_cast<std::size_t>(extent);
+namespace {
+
+// The largest element count a shape may have: its byte size must fit in a signed 64-bit
+// offset (strides are int64, and sizes are passed to memcpy/cudaMemcpy as byte counts).
+constexpr std::uint64_t kMaxElements = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) / sizeof(float);
+
+// Allocation of a checked count can still fail (the machine lacks the memory); that is the
+// caller's problem to report, so it becomes a course::Error rather than std::bad_alloc.
+std::vector<float> allocate(const Shape& shape, float fill) {
+  const std::size_t n = shape_numel(shape);
+  try {
+    return std::vector<float>(n, fill);
+  } catch (const std::bad_alloc&) {
+  } catch (const std::length_error&) {
   }
-  return n;
+  throw Error("Tensor: cannot allocate " + std::to_string(n) + " floats for shape " + shape_to_string(shape) +
+              " (out of memory)");
 }
 
-Tensor::Tensor(Shape shape, float fill) : shape_(std::move(shape)), data_(shape_numel(shape_), fill) {
-  compute_strides();
+}  // namespace
+
+std::size_t shape_numel(const Shape& shape) {
+  // Every extent is checked, and the product of the non-zero extents must stay in range even
+  // when another extent is zero: the strides are products of trailing extents and must not
+  // overflow either.
+  std::uint64_t nonzero_product = 1;
+  bool has_zero = false;
+  for (auto extent : shape) {
+    if (extent < 0) throw Error("negative extent in shape " + shape_to_string(shape));
+    if (extent == 0) {
+      has_zero = true;
+      continue;
+    }
+    const auto e = static_cast<std::uint64_t>(extent);
+    if (nonzero_product > kMaxElements / e)
+      throw Error("shape " + shape_to_string(shape) + " has too many elements (more than " +
+                  std::to_string(kMaxElements) + ")");
+    nonzero_product *= e;
+  }
+  return has_zero ? 0 : static_cast<std::size_t>(nonzero_product);
 }
+
+Tensor::Tensor(Shape shape, float fill) : shape_(std::move(shape)), data_(allocate(shape_, fill)) { compute_strides(); }
 
 Tensor::Tensor(Shape shape, std::vector<float> values) : shape_(std::move(shape)), data_(std::move(values)) {
   if (data_.size() != shape_numel(shape_))

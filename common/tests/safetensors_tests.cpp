@@ -90,3 +90,69 @@ TEST_CASE("safetensors: malformed files give one clear error naming the file") {
     expect_error([&] { read_safetensors(p); }, {p, "'a'", "data_offsets"});
   }
 }
+
+// --- regressions: hostile headers (each once crashed, allocated wildly or was accepted) --------
+
+TEST_CASE("safetensors: an empty tensor reads back empty (no memcpy into a null buffer)") {
+  TempDir dir;
+  const std::string p = dir.file("e.safetensors");
+  write_raw(p, R"({"e":{"dtype":"F32","shape":[0,3],"data_offsets":[0,0]},"s":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", 4);
+  const TensorFile f = read_safetensors(p);
+  CHECK(f.tensors.at("e").shape() == Shape{0, 3});
+  CHECK(f.tensors.at("e").numel() == 0);
+  CHECK(f.tensors.at("s").numel() == 1);
+}
+
+TEST_CASE("safetensors: shapes whose element count overflows are rejected, naming the tensor") {
+  TempDir dir;
+  const std::string p = dir.file("w.safetensors");
+  SUBCASE("2^32 x 2^32 wraps to 0 elements, matching empty offsets") {
+    write_raw(p, R"({"w":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,0]}})", 0);
+    expect_error([&] { read_safetensors(p); }, {p, "'w'", "too many elements"});
+  }
+  SUBCASE("2^62 x 2 elements: x4 bytes wraps to 0, and the vector would throw length_error") {
+    write_raw(p, R"({"w":{"dtype":"F32","shape":[4611686018427387904,2],"data_offsets":[0,0]}})", 0);
+    expect_error([&] { read_safetensors(p); }, {p, "'w'", "too many elements"});
+  }
+  SUBCASE("a representable but huge shape is checked against the data, never allocated") {
+    write_raw(p, R"({"w":{"dtype":"F32","shape":[1099511627776],"data_offsets":[0,4398046511104]}})", 8);
+    expect_error([&] { read_safetensors(p); }, {p, "'w'", "truncated"});
+  }
+  SUBCASE("an extent beyond int64") {
+    write_raw(p, R"({"w":{"dtype":"F32","shape":[18446744073709551615],"data_offsets":[0,4]}})", 4);
+    expect_error([&] { read_safetensors(p); }, {p, "'w'", "integers >= 0"});
+  }
+}
+
+TEST_CASE("safetensors: deeply nested JSON is refused instead of overflowing the stack") {
+  TempDir dir;
+  const std::string p = dir.file("w.safetensors");
+  SUBCASE("a dtype nested 200,000 levels deep") {
+    // Printing it for the "wrong dtype" message recursed once per level.
+    const std::string deep = std::string(200000, '[') + std::string(200000, ']');
+    write_raw(p, R"({"w":{"dtype":)" + deep + R"(,"shape":[1],"data_offsets":[0,4]}})", 4);
+    expect_error([&] { read_safetensors(p); }, {p, "nested deeper than 16"});
+  }
+  SUBCASE("unclosed nesting is refused as too deep, before the parser reaches the end") {
+    write_raw(p, std::string(100000, '['), 0);
+    expect_error([&] { read_safetensors(p); }, {p, "nested deeper than 16"});
+  }
+  SUBCASE("the course's own nesting is far inside the bound") {
+    write_raw(p, R"({"__metadata__":{"k":"v"},"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", 4);
+    CHECK(read_safetensors(p).tensors.at("w").numel() == 1);
+  }
+}
+
+TEST_CASE("safetensors: a long wrong dtype is quoted abbreviated") {
+  TempDir dir;
+  const std::string p = dir.file("w.safetensors");
+  write_raw(p, R"({"w":{"dtype":")" + std::string(5000, 'x') + R"(","shape":[1],"data_offsets":[0,4]}})", 4);
+  std::string message;
+  try {
+    read_safetensors(p);
+  } catch (const course::Error& e) {
+    message = e.what();
+  }
+  CHECK(message.find("xxx...") != std::string::npos);
+  CHECK(message.size() < 300 + p.size());
+}

@@ -35,3 +35,32 @@ TEST_CASE("tensor: expect_shape names the tensor and both shapes") {
                {"pool1 output", "[1, 6, 14, 14]", "[1, 6, 28, 28]"});
   expect_error([] { (void)course::shape_numel({2, -1}); }, {"negative extent"});
 }
+
+TEST_CASE("tensor: shapes that are negative, overflow or cannot be allocated are course::Errors") {
+  // Negative extents, in both constructors.
+  expect_error([] { Tensor(Shape{2, -3}); }, {"negative extent", "[2, -3]"});
+  expect_error([] { Tensor(Shape{-1}, std::vector<float>{}); }, {"negative extent", "[-1]"});
+  expect_error([] { (void)Tensor::nchw(1, 1, -28, 28); }, {"negative extent"});
+  // 2^32 * 2^32 wraps to 0 in 64 bits: it must not pass for an empty tensor.
+  const std::int64_t two32 = std::int64_t{1} << 32;
+  expect_error([&] { (void)course::shape_numel({two32, two32}); }, {"too many elements", "[4294967296, 4294967296]"});
+  expect_error([&] { Tensor(Shape{two32, two32}, std::vector<float>{}); }, {"too many elements"});
+  // A zero extent does not excuse the others: the strides would still overflow.
+  expect_error([&] { (void)course::shape_numel({0, two32, two32}); }, {"too many elements"});
+  CHECK(course::shape_numel({0, two32}) == 0);
+  // The limit is the byte size fitting in an int64: 2^61 floats are 2^63 bytes (too many), 2^60 fit.
+  // A count within the limit may still be impossible to allocate: 2^47 floats (512 TiB) exceed
+  // the address space whatever the kernel's overcommit policy, and must fail as a course::Error.
+  expect_error([] { (void)course::shape_numel({std::int64_t{1} << 61}); }, {"too many elements"});
+  CHECK(course::shape_numel({std::int64_t{1} << 60}) == (std::size_t{1} << 60));
+  expect_error([] { Tensor(Shape{std::int64_t{1} << 47}); }, {"cannot allocate", "[140737488355328]"});
+}
+
+TEST_CASE("tensor: zero-element tensors are valid and empty") {
+  Tensor t(Shape{0, 3});
+  CHECK(t.numel() == 0);
+  CHECK(t.bytes() == 0);
+  CHECK(t.strides() == std::vector<std::int64_t>{3, 1});
+  Tensor v(Shape{3, 0}, std::vector<float>{});
+  CHECK(v.numel() == 0);
+}

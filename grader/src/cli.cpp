@@ -1,5 +1,7 @@
 #include "cli.hpp"
 
+#include <algorithm>
+#include <charconv>
 #include <cstdlib>
 
 namespace course_grader {
@@ -10,19 +12,37 @@ namespace {
 const char* const kDefaultSourceDir = COURSE_GRADER_SOURCE_DIR;
 const char* const kDefaultBuildDir = COURSE_GRADER_BUILD_DIR;
 
-double positive_number(const std::string& option, const std::string& text) {
-  char* end = nullptr;
-  const double value = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || !(value > 0))
-    throw UsageError(option + " needs a positive number, not '" + text + "'");
+// Limits of the numeric options: generous for any real use, and small enough that nothing
+// downstream overflows (memory is shifted into bytes for setrlimit, points are summed per lab).
+constexpr double kMaxTimeoutS = 7 * 24 * 3600.0;    // a week
+constexpr long long kMaxMemoryMb = 1LL << 22;       // 4 TiB
+constexpr long long kMaxJobs = 1024;
+constexpr long long kMaxPoints = 1000000;
+
+// A number of seconds: the whole text is a plain decimal ("90", "2.5"; no sign, exponent, hex,
+// "inf" or blanks) in (0, max].
+double positive_seconds(const std::string& option, const std::string& text, double max) {
+  const auto digits = std::count_if(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  const auto points = std::count(text.begin(), text.end(), '.');
+  const bool plain_decimal = digits > 0 && points <= 1 && static_cast<std::size_t>(digits + points) == text.size();
+  const double value = plain_decimal ? std::strtod(text.c_str(), nullptr) : 0.0;
+  if (!plain_decimal || !(value > 0) || value > max)
+    throw UsageError(option + " needs a positive number of seconds up to " + std::to_string(static_cast<long long>(max)) +
+                     ", not '" + text + "'");
   return value;
 }
 
-int positive_int(const std::string& option, const std::string& text) {
-  const double value = positive_number(option, text);
-  if (value != static_cast<double>(static_cast<int>(value)))
-    throw UsageError(option + " needs a whole number, not '" + text + "'");
-  return static_cast<int>(value);
+// A whole number: the whole text is decimal digits (no sign, exponent or blanks) in [1, max].
+long long whole_number(const std::string& option, const std::string& text, long long max) {
+  const std::string wanted = option + " needs a whole number from 1 to " + std::to_string(max);
+  long long value = 0;
+  const char* first = text.data();
+  const char* last = text.data() + text.size();
+  const bool all_digits = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  const auto [stop, error] = std::from_chars(first, last, value);
+  if (!all_digits || error != std::errc() || stop != last || value < 1 || value > max)
+    throw UsageError(wanted + ", not '" + text + "'");
+  return value;
 }
 
 class Args {
@@ -82,9 +102,9 @@ GradeOptions parse_grade(Args& args) {
     } else if (option == "--csv") {
       g.csv_path = value();
     } else if (option == "--timeout") {
-      g.timeout_s = positive_number(option, value());
+      g.timeout_s = positive_seconds(option, value(), kMaxTimeoutS);
     } else if (option == "--memory-mb") {
-      g.memory_mb = static_cast<std::size_t>(positive_int(option, value()));
+      g.memory_mb = static_cast<std::size_t>(whole_number(option, value(), kMaxMemoryMb));
     } else if (option == "--source-dir") {
       g.source_dir = value();
     } else if (option == "--build-dir") {
@@ -93,9 +113,9 @@ GradeOptions parse_grade(Args& args) {
     } else if (option == "--manifest") {
       g.manifest_path = value();
     } else if (option == "--jobs" || option == "-j") {
-      g.jobs = positive_int(option, value());
+      g.jobs = static_cast<int>(whole_number(option, value(), kMaxJobs));
     } else if (option == "--points") {
-      g.points = positive_int(option, value());
+      g.points = static_cast<int>(whole_number(option, value(), kMaxPoints));
     } else if (option == "--no-build") {
       g.no_build = true;
     } else if (option == "--build-only") {

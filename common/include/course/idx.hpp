@@ -20,8 +20,10 @@ struct IdxArray {
 
 /// Reads an IDX file of unsigned bytes. gzip is detected from the file's first two bytes.
 /// Checks: file exists and is readable, gzip stream intact, magic zero bytes, type 0x08,
-/// 1..4 dimensions, no zero extent, and the data length equals the product of the extents
-/// (a shorter file is "truncated", a longer one has "trailing bytes").
+/// 1..4 dimensions, no zero extent, a product of the extents that does not overflow, and the
+/// data length equals that product (a shorter file is "truncated", a longer one has "trailing
+/// bytes"). A gzip file is inflated piece by piece: the header is checked first, and no more
+/// than the promised bytes are ever decompressed, so a small hostile file cannot cost gigabytes.
 IdxArray read_idx(const std::string& path);
 
 /// Writes an uncompressed IDX file of unsigned bytes (used by tests and the data tools).
@@ -42,13 +44,18 @@ struct Dataset {
 Dataset load_dataset(const std::string& images_path, const std::string& labels_path,
                      const std::string& name = "");
 
-/// Where the course's data sets live. `root` is the repository's data/ folder; MNIST is
+/// Where the course's data sets live. `data_root` is the repository's data/ folder; MNIST is
 /// converted into data/generated/mnist by ./course setup (see data/README.md), Fashion-MNIST
-/// comes from Debian's dataset-fashion-mnist package.
+/// comes from Debian's dataset-fashion-mnist package. For machines that keep the data elsewhere,
+/// the environment variable COURSE_MNIST_DIR (the folder holding the four converted MNIST files)
+/// replaces <data_root>/generated/mnist, and COURSE_FASHION_MNIST_DIR replaces the default
+/// Fashion-MNIST folder (a `system_dir` passed explicitly still wins over it).
 struct DatasetFiles {
   std::string name, train_images, train_labels, test_images, test_labels;
 };
+inline constexpr const char* kDefaultFashionMnistDir = "/usr/share/datasets/fashion-mnist";
 DatasetFiles mnist_files(const std::string& data_root);
-DatasetFiles fashion_mnist_files(const std::string& system_dir = "/usr/share/datasets/fashion-mnist");
+/// `system_dir` empty: $COURSE_FASHION_MNIST_DIR if set, else kDefaultFashionMnistDir.
+DatasetFiles fashion_mnist_files(const std::string& system_dir = "");
 
 }  // namespace course

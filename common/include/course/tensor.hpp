@@ -18,13 +18,16 @@ using Shape = std::vector<std::int64_t>;
 /// "[2, 3, 28, 28]" -- used in every shape-related error message.
 std::string shape_to_string(const Shape& shape);
 
-/// Number of elements of a shape (1 for a scalar shape {}). Throws on negative extents.
+/// Number of elements of a shape (1 for a scalar shape {}). Throws course::Error on a negative
+/// extent and when the product of the extents (ignoring zeros) times sizeof(float) would not
+/// fit in an int64 -- so a product that wraps around can never pass for a small tensor.
 std::size_t shape_numel(const Shape& shape);
 
 class Tensor {
  public:
   Tensor() = default;
-  /// A tensor of the given shape, every element set to `fill`.
+  /// A tensor of the given shape, every element set to `fill`. A shape that shape_numel rejects,
+  /// or an allocation the machine cannot satisfy, throws course::Error.
   explicit Tensor(Shape shape, float fill = 0.0f);
   /// A tensor that takes ownership of `values`; their count must match the shape.
   Tensor(Shape shape, std::vector<float> values);

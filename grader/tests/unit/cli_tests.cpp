@@ -1,5 +1,9 @@
 #include <doctest/doctest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "cli.hpp"
 
 using namespace course_grader;
@@ -57,6 +61,36 @@ TEST_CASE("cli: mistakes are usage errors that say what is wrong") {
   CHECK_THROWS_WITH_AS(parse({"teleport"}), doctest::Contains("unknown command"), UsageError);
   CHECK_THROWS_WITH_AS(parse({"handout"}), doctest::Contains("destination"), UsageError);
   CHECK_THROWS_WITH_AS(parse({"handout", "a", "b"}), doctest::Contains("one destination"), UsageError);
+}
+
+TEST_CASE("cli: numeric options are parsed strictly and range-checked, naming the option") {
+  // Each of these once overflowed an int (or a later shift into bytes) or slipped through strtod.
+  const std::vector<std::pair<std::string, std::string>> rejected = {
+      {"--memory-mb", "1e10"}, {"--memory-mb", "99999999999999999999"}, {"--memory-mb", "4194305"},
+      {"--memory-mb", "0"},    {"--memory-mb", "-5"},                  {"--memory-mb", " 512"},
+      {"--memory-mb", "512k"}, {"--memory-mb", "0x200"},               {"--memory-mb", ""},
+      {"--jobs", "1e9"},       {"--jobs", "2147483648"},               {"-j", "1025"},
+      {"--points", "1e10"},    {"--points", "1000001"},                {"--points", "+3"},
+      {"--timeout", "1e400"},  {"--timeout", "inf"},                   {"--timeout", "nan"},
+      {"--timeout", "1e3"},    {"--timeout", "0x10"},                  {"--timeout", "604801"},
+      {"--timeout", "0"},      {"--timeout", "1.2.3"},                 {"--timeout", "."}};
+  for (const auto& [option, text] : rejected) {
+    CAPTURE(option);
+    CAPTURE(text);
+    const std::string names_option = option + " needs a", quotes_value = "'" + text + "'";
+    CHECK_THROWS_WITH_AS(parse({"grade", option, text}), doctest::Contains(names_option.c_str()), UsageError);
+    CHECK_THROWS_WITH_AS(parse({"grade", option + "=" + text}), doctest::Contains(quotes_value.c_str()), UsageError);
+  }
+  CHECK_THROWS_WITH_AS(parse({"grade", "--memory-mb", "1e10"}), doctest::Contains("whole number from 1 to 4194304"),
+                       UsageError);
+  // The largest accepted values are taken exactly.
+  const GradeOptions g = parse({"grade", "--memory-mb", "4194304", "--jobs", "1024", "--points", "1000000",
+                                "--timeout", "604800"}).grade;
+  CHECK(g.memory_mb == 4194304);
+  CHECK(g.jobs == 1024);
+  CHECK(g.points == 1000000);
+  CHECK(g.timeout_s == doctest::Approx(604800));
+  CHECK(parse({"grade", "--timeout=.5"}).grade.timeout_s == doctest::Approx(0.5));
 }
 
 TEST_CASE("cli: handout") {

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# CTest sanitize.cpu: configures a COURSE_SANITIZE=ON build (ASan + UBSan) under the main build
+# tree with the solutions only, builds common_tests and the CPU labs' programs there, and runs
+# common.unit and the CPU labs' solution tests in it. Any sanitizer report fails the test.
+#
+#   sanitize_cpu.sh SOURCE_DIR SANITIZE_BUILD_DIR [extra cmake -D arguments...]
+#
+# The labs are found through CTest itself (tests labelled "cpu" named solutions.<lab>), and each
+# lab's programs are the build targets named <lab>__*, so the script follows whatever
+# course_add_lab() creates instead of knowing program paths.
+set -uo pipefail
+src="$1" dir="$2"
+shift 2
+jobs="${JOBS:-$(nproc 2>/dev/null || echo 2)}"
+fail() { echo "FAILED: $*"; exit 1; }
+
+if [ ! -f "$dir/CMakeCache.txt" ]; then
+  echo "configuring $dir (COURSE_SANITIZE=ON, solutions only)"
+  cmake -S "$src" -B "$dir" -DCMAKE_BUILD_TYPE=Release -DCOURSE_SANITIZE=ON \
+    "-DCOURSE_VARIANTS=solutions=$src/solutions" "$@" > "$dir.configure.log" 2>&1 ||
+    { cat "$dir.configure.log"; fail "configure"; }
+fi
+cmake "$dir" > /dev/null || fail "re-configure"
+
+labs=$(ctest --test-dir "$dir" -N -L cpu -R '^solutions\.' | sed -n 's/^ *Test *#[0-9]*: solutions\.\([A-Za-z0-9_]*\)$/\1/p')
+[ -n "$labs" ] || fail "no CPU solution tests registered in $dir"
+all_targets=$(cmake --build "$dir" --target help | sed -n 's/^\.\.\. \([^ ]*\).*/\1/p')
+targets=(common_tests)
+for lab in $labs; do
+  for t in $(grep "^${lab}__" <<< "$all_targets"); do targets+=("$t"); done
+done
+echo "building with sanitizers: ${targets[*]}"
+args=()
+for t in "${targets[@]}"; do args+=(--target "$t"); done
+cmake --build "$dir" -j "$jobs" "${args[@]}" > "$dir.build.log" 2>&1 || { tail -n 80 "$dir.build.log"; fail "build"; }
+
+# allocator_may_return_null: a test that asks for an impossible allocation expects
+# course::Error (from std::bad_alloc), not ASan's abort on the size.
+export ASAN_OPTIONS="allocator_may_return_null=1:detect_leaks=1:abort_on_error=0:${ASAN_OPTIONS:-}"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
+regex="^common\.unit\$"
+for lab in $labs; do regex="$regex|^solutions\.$lab\$"; done
+ctest --test-dir "$dir" --output-on-failure -R "$regex" -j "$jobs" || fail "a test failed under the sanitizers"
