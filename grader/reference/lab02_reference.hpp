@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "course/tensor.hpp"
@@ -23,14 +24,24 @@ inline long long lab02_output_size(long long in, long long k, long long pb, long
   return static_cast<long long>(std::floor(static_cast<double>(in + pb + pa - d * (k - 1) - 1) / static_cast<double>(s))) + 1;
 }
 
-/// True when the parameters describe a convolution that has at least one output pixel.
+/// True when one dimension's output size is at least 1 and fits in an int (the contract's range).
+inline bool lab02_size_ok(long long in, long long k, long long pb, long long pa, long long s, long long d) {
+  const long long size = lab02_output_size(in, k, pb, pa, s, d);
+  return size > 0 && size <= std::numeric_limits<int>::max();
+}
+
+/// True when the parameters describe a convolution that the contract accepts: 4-D shapes with
+/// every extent >= 1, H, W, R, S within int, matching channels, and at least one output pixel.
 inline bool lab02_valid(const course::Shape& x, const course::Shape& w, const lab02::Conv2dParams& p) {
   if (x.size() != 4 || w.size() != 4 || x[1] != w[1]) return false;
   if (p.stride_h < 1 || p.stride_w < 1 || p.dilation_h < 1 || p.dilation_w < 1) return false;
   if (p.pad_top < 0 || p.pad_bottom < 0 || p.pad_left < 0 || p.pad_right < 0) return false;
-  if (x[2] < 1 || x[3] < 1 || w[2] < 1 || w[3] < 1) return false;
-  return lab02_output_size(x[2], w[2], p.pad_top, p.pad_bottom, p.stride_h, p.dilation_h) > 0 &&
-         lab02_output_size(x[3], w[3], p.pad_left, p.pad_right, p.stride_w, p.dilation_w) > 0;
+  for (std::size_t i = 0; i < 4; ++i)
+    if (x[i] < 1 || w[i] < 1) return false;
+  const long long int_max = std::numeric_limits<int>::max();
+  if (x[2] > int_max || x[3] > int_max || w[2] > int_max || w[3] > int_max) return false;
+  return lab02_size_ok(x[2], w[2], p.pad_top, p.pad_bottom, p.stride_h, p.dilation_h) &&
+         lab02_size_ok(x[3], w[3], p.pad_left, p.pad_right, p.stride_w, p.dilation_w);
 }
 
 /// The input surrounded by explicit zeros: [N, C, H + top + bottom, W + left + right].

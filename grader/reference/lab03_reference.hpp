@@ -28,14 +28,16 @@ struct Pool2d {
 // Output extent with a true floor: floor((in + 2*pad - kernel) / stride) + 1. Callers of the
 // golden reference pass valid parameters only; anything else is a bug in a test.
 inline std::int64_t pool_extent(std::int64_t in, int kernel, int stride, int pad) {
-  const double q = std::floor(static_cast<double>(in + 2 * pad - kernel) / static_cast<double>(stride));
+  const double q = std::floor((static_cast<double>(in) + 2.0 * pad - kernel) / static_cast<double>(stride));
   const auto out = static_cast<std::int64_t>(q) + 1;
-  if (kernel < 1 || stride < 1 || pad < 0 || pad > kernel / 2 || out < 1)
+  if (in < 1 || kernel < 1 || stride < 1 || pad < 0 || pad > kernel / 2 || out < 1)
     throw std::invalid_argument("golden::pool_extent: invalid pooling parameters in a test");
   return out;
 }
 
 inline course::Shape pool_shape(const course::Shape& in, const Pool2d& p) {
+  if (in.size() != 4 || in[0] < 1 || in[1] < 1)
+    throw std::invalid_argument("golden::pool_shape: invalid input shape in a test");
   return {in.at(0), in.at(1), pool_extent(in.at(2), p.kernel_h, p.stride_h, p.pad_h),
           pool_extent(in.at(3), p.kernel_w, p.stride_w, p.pad_w)};
 }

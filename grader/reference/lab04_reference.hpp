@@ -59,6 +59,7 @@ inline Lab04FoldedConv lab04_fold_batchnorm(const course::Tensor& w, const cours
                                  const course::Tensor& var, double eps) {
   lab04_require(w.rank() == 4, "conv weight must be 4-D");
   const std::int64_t k_count = w.dim(0);
+  lab04_require(k_count >= 1 && w.numel() > 0, "conv weight must have every extent >= 1");
   const std::size_t per_filter = w.numel() / static_cast<std::size_t>(k_count);
   Lab04FoldedConv out{course::Tensor(w.shape()), course::Tensor(course::Shape{k_count})};
   for (std::size_t k = 0; k < static_cast<std::size_t>(k_count); ++k) {

@@ -2,6 +2,8 @@
 //
 // Lab 01's convolution is the special case pad = 0, stride = 1, dilation = 1. Everything new here
 // is about WHERE each kernel tap lands in the input; the multiply-add itself does not change.
+#include <cstdint>
+#include <limits>
 #include <string>
 
 #include "course/error.hpp"
@@ -31,7 +33,12 @@ int conv_output_size(int input, int kernel, int pad_before, int pad_after, int s
          " - 1) + 1) is larger than the padded input (" + std::to_string(padded) + ")");
   // The first window starts at padded position 0; each further window starts `stride` later and
   // must still end inside the padded input. Both operands are >= 0 here, so / is floor.
-  return static_cast<int>((padded - effective_kernel) / stride + 1);
+  const long long size = (padded - effective_kernel) / stride + 1;
+  // Two paddings of up to 2^31-1 can make the output larger than any int: refuse rather than
+  // return a wrapped-around (negative or tiny) size.
+  if (size > std::numeric_limits<int>::max())
+    fail("output size " + std::to_string(size) + " does not fit in an int");
+  return static_cast<int>(size);
 }
 
 namespace {
@@ -53,9 +60,26 @@ void check_params(const Conv2dParams& p) {
   at_least("pad_right (padding)", p.pad_right, 0);
 }
 
+// The same rule as lab 01: a shape is 4-D and every extent is at least 1 (an empty or negative
+// batch, channel count or filter count is a caller's mistake, not an empty result).
+void require_4d(const course::Shape& shape, const char* name, const char* layout) {
+  if (shape.size() != 4)
+    throw course::Error(std::string("conv2d: ") + name + " must be 4-D " + layout + ", got " +
+                        course::shape_to_string(shape));
+  for (std::int64_t extent : shape)
+    if (extent < 1)
+      throw course::Error(std::string("conv2d: every extent of ") + name + " " + layout + " must be at least 1, got " +
+                          course::shape_to_string(shape));
+}
+
 // conv_output_size with the dimension's name added to any error it reports.
 int output_extent(const char* dimension, std::int64_t input, std::int64_t kernel, int pad_before, int pad_after,
                   int stride, int dilation) {
+  // conv_output_size takes ints: an extent beyond int would be silently truncated by the cast.
+  constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
+  if (input > kIntMax || kernel > kIntMax)
+    throw course::Error(std::string("conv2d ") + dimension + ": input extent " + std::to_string(input) +
+                        " or kernel extent " + std::to_string(kernel) + " does not fit in an int");
   try {
     return conv_output_size(static_cast<int>(input), static_cast<int>(kernel), pad_before, pad_after, stride,
                             dilation);
@@ -67,10 +91,8 @@ int output_extent(const char* dimension, std::int64_t input, std::int64_t kernel
 }  // namespace
 
 course::Shape conv2d_output_shape(const course::Shape& input, const course::Shape& weight, const Conv2dParams& p) {
-  if (input.size() != 4)
-    throw course::Error("conv2d: input must be 4-D [N, C, H, W], got " + course::shape_to_string(input));
-  if (weight.size() != 4)
-    throw course::Error("conv2d: weight must be 4-D [K, C, R, S], got " + course::shape_to_string(weight));
+  require_4d(input, "input", "[N, C, H, W]");
+  require_4d(weight, "weight", "[K, C, R, S]");
   if (weight[1] != input[1])
     throw course::Error("conv2d: weight has " + std::to_string(weight[1]) + " input channels but the input has " +
                         std::to_string(input[1]) + " (weight " + course::shape_to_string(weight) + ", input " +

@@ -1,6 +1,8 @@
 // Lab 02, part 2: TensorFlow's SAME/VALID padding rules (and back to explicit padding), and the
 // two memory layouts of a 4-D activation, NCHW (PyTorch) and NHWC (TensorFlow, Tensor Cores).
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <string>
 
 #include "course/error.hpp"
@@ -19,11 +21,15 @@ Padding1d tf_padding(TfPadding mode, int input, int kernel, int stride, int dila
 
   if (mode == TfPadding::Valid) return {0, 0};  // VALID never pads: only windows that fit count
 
+  // In 64-bit: input + stride - 1 and dilation * (kernel - 1) overflow an int for large values.
   // SAME fixes the OUTPUT size first: one output per `stride` input pixels, rounded up ...
-  const int output = (input + stride - 1) / stride;
+  const std::int64_t output = (static_cast<std::int64_t>(input) + stride - 1) / stride;
   // ... then pads just enough that the last window (starting at (output-1)*stride) fits.
-  const int effective_kernel = dilation * (kernel - 1) + 1;
-  const int total = std::max((output - 1) * stride + effective_kernel - input, 0);
+  const std::int64_t effective_kernel = static_cast<std::int64_t>(dilation) * (kernel - 1) + 1;
+  const std::int64_t total64 = std::max<std::int64_t>((output - 1) * stride + effective_kernel - input, 0);
+  if (total64 > std::numeric_limits<int>::max())
+    throw course::Error("tf_padding: SAME padding " + std::to_string(total64) + " does not fit in an int");
+  const int total = static_cast<int>(total64);
   // An odd total cannot be split evenly; TensorFlow puts the extra pixel at the END (bottom or
   // right), which is where PyTorch's symmetric padding differs.
   const int before = total / 2;
@@ -31,6 +37,9 @@ Padding1d tf_padding(TfPadding mode, int input, int kernel, int stride, int dila
 }
 
 std::optional<TfPadding> tf_mode_for(Padding1d explicit_padding, int input, int kernel, int stride, int dilation) {
+  if (explicit_padding.before < 0 || explicit_padding.after < 0)
+    throw course::Error("tf_mode_for: padding must not be negative, got before=" +
+                        std::to_string(explicit_padding.before) + " after=" + std::to_string(explicit_padding.after));
   // Computing SAME first also validates the parameters, so bad input throws in every case.
   const Padding1d same = tf_padding(TfPadding::Same, input, kernel, stride, dilation);
   // Checked first: when SAME needs no padding at all, {0, 0} matches both, and VALID is the
@@ -55,6 +64,17 @@ void check_index(const char* function, const course::Shape& shape, std::int64_t 
                           " is outside shape " + course::shape_to_string(shape));
 }
 
+// A conversion's input: 4-D with every extent at least 1 (the same rule as the convolution).
+void check_layout_input(const char* function, const course::Tensor& t, const char* layout) {
+  if (t.rank() != 4)
+    throw course::Error(std::string(function) + ": input must be 4-D " + layout + ", got " +
+                        course::shape_to_string(t.shape()));
+  for (std::int64_t extent : t.shape())
+    if (extent < 1)
+      throw course::Error(std::string(function) + ": every extent of the input " + layout + " must be at least 1, got " +
+                          course::shape_to_string(t.shape()));
+}
+
 }  // namespace
 
 std::size_t nchw_offset(const course::Shape& nchw_shape, std::int64_t n, std::int64_t c, std::int64_t h,
@@ -75,8 +95,7 @@ std::size_t nhwc_offset(const course::Shape& nchw_shape, std::int64_t n, std::in
 }
 
 void nchw_to_nhwc(const course::Tensor& nchw, course::Tensor& nhwc) {
-  if (nchw.rank() != 4)
-    throw course::Error("nchw_to_nhwc: input must be 4-D [N, C, H, W], got " + course::shape_to_string(nchw.shape()));
+  check_layout_input("nchw_to_nhwc", nchw, "[N, C, H, W]");
   // In place cannot work: every element moves, and we would overwrite values not yet read.
   if (&nchw == &nhwc) throw course::Error("nchw_to_nhwc: nhwc must be a different tensor than nchw");
   const course::Shape& s = nchw.shape();
@@ -91,8 +110,7 @@ void nchw_to_nhwc(const course::Tensor& nchw, course::Tensor& nhwc) {
 }
 
 void nhwc_to_nchw(const course::Tensor& nhwc, course::Tensor& nchw) {
-  if (nhwc.rank() != 4)
-    throw course::Error("nhwc_to_nchw: input must be 4-D [N, H, W, C], got " + course::shape_to_string(nhwc.shape()));
+  check_layout_input("nhwc_to_nchw", nhwc, "[N, H, W, C]");
   if (&nchw == &nhwc) throw course::Error("nhwc_to_nchw: nchw must be a different tensor than nhwc");
   const course::Shape& s = nhwc.shape();  // [N, H, W, C]
   nchw.expect_shape({s[0], s[3], s[1], s[2]}, "nhwc_to_nchw: nchw");

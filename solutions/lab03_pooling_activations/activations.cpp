@@ -57,6 +57,8 @@ void softmax(const course::Tensor& logits, course::Tensor& probabilities) {
     throw course::Error("softmax: logits must be 2-D [N, K], got " + course::shape_to_string(logits.shape()));
   if (logits.dim(1) < 1)
     throw course::Error("softmax: logits " + course::shape_to_string(logits.shape()) + " have empty rows (K = 0)");
+  if (logits.dim(0) < 1)
+    throw course::Error("softmax: logits " + course::shape_to_string(logits.shape()) + " have no rows (N = 0)");
   probabilities.expect_shape(logits.shape(), "softmax: probabilities");
 
   const std::int64_t N = logits.dim(0), K = logits.dim(1);

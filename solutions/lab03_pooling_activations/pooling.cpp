@@ -45,6 +45,12 @@ void check_pool_io(const course::Tensor& input, const Pool2dParams& p, const cou
 course::Shape pool2d_output_shape(const course::Shape& input, const Pool2dParams& p) {
   if (input.size() != 4)
     throw course::Error("pool2d: input must be 4-D [N, C, H, W], got " + course::shape_to_string(input));
+  // An empty plane padded on both sides could still hold a window, but that window would be all
+  // padding: its max is -infinity and its average 0/0. Reject it, as lab 01 does every empty extent.
+  for (std::int64_t extent : input)
+    if (extent < 1)
+      throw course::Error("pool2d: every extent of input [N, C, H, W] must be at least 1, got " +
+                          course::shape_to_string(input));
   const std::int64_t h_out = pooled_extent(input[2], p.kernel_h, p.stride_h, p.pad_h, "h");
   const std::int64_t w_out = pooled_extent(input[3], p.kernel_w, p.stride_w, p.pad_w, "w");
   return {input[0], input[1], h_out, w_out};
@@ -76,7 +82,8 @@ void avg_pool2d(const course::Tensor& input, const Pool2dParams& p, course::Tens
   check_pool_io(input, p, output, "avg_pool2d");
   const std::int64_t N = input.dim(0), C = input.dim(1), H = input.dim(2), W = input.dim(3);
   const std::int64_t H_out = output.dim(2), W_out = output.dim(3);
-  const float full_window = static_cast<float>(p.kernel_h * p.kernel_w);
+  // In double: kernel_h * kernel_w can exceed an int (a huge window over a small padded input).
+  const float full_window = static_cast<float>(static_cast<double>(p.kernel_h) * p.kernel_w);
 
   for (std::int64_t n = 0; n < N; ++n)
     for (std::int64_t c = 0; c < C; ++c)
@@ -101,9 +108,9 @@ void global_avg_pool2d(const course::Tensor& input, course::Tensor& output) {
     throw course::Error("global_avg_pool2d: input must be 4-D [N, C, H, W], got " +
                         course::shape_to_string(input.shape()));
   const std::int64_t N = input.dim(0), C = input.dim(1), H = input.dim(2), W = input.dim(3);
-  if (H < 1 || W < 1)
-    throw course::Error("global_avg_pool2d: input " + course::shape_to_string(input.shape()) +
-                        " has an empty plane; there is nothing to average");
+  if (N < 1 || C < 1 || H < 1 || W < 1)
+    throw course::Error("global_avg_pool2d: every extent of input [N, C, H, W] must be at least 1, got " +
+                        course::shape_to_string(input.shape()) + " (an empty plane has no average)");
   output.expect_shape({N, C, 1, 1}, "global_avg_pool2d: output");
 
   // In NCHW each (n, c) plane is H*W contiguous floats, so plane i starts at i*H*W.

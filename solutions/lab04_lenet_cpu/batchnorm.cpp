@@ -13,6 +13,17 @@ namespace lab04 {
 
 namespace {
 
+// The same rule as every earlier lab: 4-D, and every extent at least 1. (A zero filter count would
+// otherwise reach a division by K below.)
+void require_4d(const course::Tensor& t, const std::string& name, const std::string& layout) {
+  if (t.rank() != 4)
+    throw course::Error(name + ": expected a 4-D shape " + layout + ", got " + course::shape_to_string(t.shape()));
+  for (std::int64_t extent : t.shape())
+    if (extent < 1)
+      throw course::Error(name + ": every extent of " + layout + " must be at least 1, got " +
+                          course::shape_to_string(t.shape()));
+}
+
 // gamma, beta, running_mean and running_var all hold one number per channel. Checking them in
 // one place keeps both functions' error messages the same.
 void check_bn_parameters(std::int64_t channels, const course::Tensor& gamma, const course::Tensor& beta,
@@ -48,9 +59,7 @@ std::vector<float> bn_scale(const course::Tensor& gamma, const course::Tensor& r
 void batchnorm_inference(const course::Tensor& input, const course::Tensor& gamma, const course::Tensor& beta,
                          const course::Tensor& running_mean, const course::Tensor& running_var, double eps,
                          course::Tensor& output) {
-  if (input.rank() != 4)
-    throw course::Error("batch-norm input: expected a 4-D shape [N, C, H, W], got " +
-                        course::shape_to_string(input.shape()));
+  require_4d(input, "batch-norm input", "[N, C, H, W]");
   const std::int64_t N = input.dim(0), C = input.dim(1), H = input.dim(2), W = input.dim(3);
   check_bn_parameters(C, gamma, beta, running_mean, running_var, eps);
   output.expect_shape(input.shape(), "batch-norm output");
@@ -76,9 +85,7 @@ void fold_batchnorm(const course::Tensor& conv_weight, const course::Tensor& con
                     const course::Tensor& beta, const course::Tensor& running_mean,
                     const course::Tensor& running_var, double eps, course::Tensor& folded_weight,
                     course::Tensor& folded_bias) {
-  if (conv_weight.rank() != 4)
-    throw course::Error("fold_batchnorm conv_weight: expected a 4-D shape [K, C, R, S], got " +
-                        course::shape_to_string(conv_weight.shape()));
+  require_4d(conv_weight, "fold_batchnorm conv_weight", "[K, C, R, S]");
   const std::int64_t K = conv_weight.dim(0);
   // A convolution followed by batch-norm is often built without a bias (the BN shift makes it
   // redundant); an empty tensor stands for that case.

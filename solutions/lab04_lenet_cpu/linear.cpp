@@ -18,6 +18,13 @@ void linear_forward(const course::Tensor& input, const course::Tensor& weight, c
     throw course::Error("linear weight: expected a 2-D shape [OUT, IN], got " +
                         course::shape_to_string(weight.shape()));
   const std::int64_t N = input.dim(0), IN = input.dim(1), OUT = weight.dim(0);
+  // Every extent at least 1, as in the other labs: a layer without inputs or outputs is a mistake.
+  if (N < 1 || IN < 1)
+    throw course::Error("linear input: every extent of [N, IN] must be at least 1, got " +
+                        course::shape_to_string(input.shape()));
+  if (OUT < 1 || weight.dim(1) < 1)
+    throw course::Error("linear weight: every extent of [OUT, IN] must be at least 1, got " +
+                        course::shape_to_string(weight.shape()));
   if (weight.dim(1) != IN)
     throw course::Error("linear: input features (" + std::to_string(IN) + ", input " +
                         course::shape_to_string(input.shape()) + ") differ from the weight's " +

@@ -36,7 +36,8 @@ struct Pool2dParams {
 
 /// Output shape of 2-D pooling on an NCHW input: [N, C, P, Q] (output rows, columns) with, per axis,
 ///   out = floor((in + 2*pad - kernel) / stride) + 1
-/// Throws course::Error when the input is not 4-D, when a kernel or stride is < 1, when a pad
+/// Throws course::Error when the input is not 4-D or has an extent < 1 (an empty plane has no
+/// window with a real pixel in it; message names "input"), when a kernel or stride is < 1, when a pad
 /// is < 0 or larger than half its kernel (pad > kernel/2, PyTorch's rule: otherwise a window
 /// could lie entirely in the padding), or when an output extent would be <= 0.
 course::Shape pool2d_output_shape(const course::Shape& input, const Pool2dParams& p);
@@ -52,6 +53,7 @@ void max_pool2d(const course::Tensor& input, const Pool2dParams& p, course::Tens
 void avg_pool2d(const course::Tensor& input, const Pool2dParams& p, course::Tensor& output);
 
 /// Global average pooling: [N, C, H, W] -> [N, C, 1, 1], the mean of each H x W plane.
+/// Throws course::Error for an input that is not 4-D or has an extent < 1, or a wrong output shape.
 void global_avg_pool2d(const course::Tensor& input, course::Tensor& output);
 
 // Element-wise activations on tensors of any shape. `input` and `output` must have equal
@@ -69,7 +71,7 @@ void tanh_activation(const course::Tensor& input, course::Tensor& output);
 /// Row-wise softmax over the last dimension of a 2-D [N, L] tensor (L classes):
 ///   p[n][l] = exp(x[n][l] - M) / sum_j exp(x[n][j] - M),  M = max_j x[n][j]
 /// Must not overflow for large logits (subtract the row max first). `probabilities` must have
-/// the same [N, L] shape as `logits`; L must be >= 1.
+/// the same [N, L] shape as `logits`; N and L must be >= 1 (course::Error naming "logits" otherwise).
 void softmax(const course::Tensor& logits, course::Tensor& probabilities);
 
 }  // namespace lab03

@@ -32,7 +32,7 @@ namespace lab04 {
 /// input [N, C, H, W]; gamma, beta, running_mean, running_var [C]; output [N, C, H, W].
 /// `output` may be the SAME tensor as `input` (in-place call).
 ///
-/// Throws course::Error when: the input is not 4-D ("input"); a parameter is not of shape [C]
+/// Throws course::Error when: the input is not 4-D or has an extent < 1 ("input"); a parameter is not of shape [C]
 /// (the message names it: "gamma", "beta", "running_mean", "running_var"); eps is not a finite
 /// number > 0 ("eps"); running_var holds a negative or NaN value ("running_var"); the output
 /// shape differs from the input's ("output").
@@ -49,7 +49,8 @@ void batchnorm_inference(const course::Tensor& input, const course::Tensor& gamm
 /// without bias (then conv_bias[k] counts as 0); gamma, beta, running_mean, running_var [K];
 /// folded_weight [K, C, R, S] and folded_bias [K], allocated by the caller.
 ///
-/// Throws course::Error when: conv_weight is not 4-D ("conv_weight"); conv_bias is neither empty
+/// Throws course::Error when: conv_weight is not 4-D or has an extent < 1, e.g. K = 0
+/// ("conv_weight"); conv_bias is neither empty
 /// nor [K] ("conv_bias"); a batch-norm parameter is not [K] (named as above); eps is not a finite
 /// number > 0 ("eps"); running_var holds a negative or NaN value ("running_var"); an output has
 /// the wrong shape ("folded_weight", "folded_bias").
@@ -67,7 +68,7 @@ void fold_batchnorm(const course::Tensor& conv_weight, const course::Tensor& con
 /// input [N, IN]; weight [OUT, IN] (PyTorch layout: one row per output); bias [OUT];
 /// output [N, OUT]. For a 4-D activation, flatten it first (Tensor::reshaped({N, C*H*W})).
 ///
-/// Throws course::Error when: input or weight is not 2-D ("input", "weight"); the input's
+/// Throws course::Error when: input or weight is not 2-D or has an extent < 1 ("input", "weight"); the input's
 /// feature count differs from the weight's ("input features" / "weight"); bias is not [OUT]
 /// ("bias"); output is not [N, OUT] ("output").
 void linear_forward(const course::Tensor& input, const course::Tensor& weight, const course::Tensor& bias,

@@ -2,6 +2,7 @@
 // reference, edge cases, and the ways a convolution most often goes wrong.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -94,14 +95,6 @@ TEST_CASE("lab01 lecture \"check yourself\" 4: all ones, bias -1") {
   check_exact("conv2d_forward, all ones", lab01_tests::student_conv2d(x, w, b), Tensor({1, 1, 2, 2}, 3.0f));
 }
 
-TEST_CASE("lab01 random shapes against the golden reference") {
-  course::Rng rng = grader::case_rng("lab01 forward random");
-  for (int i = 0; i < 60; ++i) {
-    const ConvCase cc = lab01_tests::random_case(rng);
-    if (!lab01_tests::check_random_case("random case " + std::to_string(i), cc, rng)) break;
-  }
-}
-
 TEST_CASE("lab01 1x1 kernel: every pixel is a weighted sum of its own channels") {
   course::Rng rng = grader::case_rng("lab01 pointwise");
   const ConvCase cc{2, 5, 4, 7, 3, 1, 1};
@@ -140,17 +133,6 @@ TEST_CASE("lab01 kernel as large as the input: one dot product per image and fil
     }
   grader::check_tensor("conv2d_forward, kernel == input size", lab01_tests::student_conv2d(x, w, b), expected,
                        lab01_tests::kTolerance);
-}
-
-TEST_CASE("lab01 one input channel and/or one filter") {
-  course::Rng rng = grader::case_rng("lab01 single channel");
-  for (int i = 0; i < 12; ++i) {
-    ConvCase cc = lab01_tests::random_case(rng);
-    // Cycle through C = 1 and K = 1, C = 1 only, K = 1 only.
-    if (i % 3 != 2) cc.c = 1;
-    if (i % 3 != 1) cc.k = 1;
-    if (!lab01_tests::check_random_case("C=" + std::to_string(cc.c) + ", K=" + std::to_string(cc.k), cc, rng)) break;
-  }
 }
 
 TEST_CASE("lab01 zero weights: the output is the bias of each filter, everywhere") {
@@ -262,4 +244,45 @@ TEST_CASE("lab01 the same output buffer, called again with different data") {
                        golden::lab01_conv2d(xs, ws, bs), lab01_tests::kTolerance);
   lab01::conv2d_forward(x1, w1, b1, out);
   grader::check_tensor("the first problem again", out, golden::lab01_conv2d(x1, w1, b1), lab01_tests::kTolerance);
+}
+
+TEST_CASE("lab01 conv2d_forward: every small shape (H, W <= 6, R, S <= 3, N, C, K <= 3)") {
+  // Every kernel that fits on every image up to 6x6; (N, C, K) cycles through all 27
+  // combinations of 1..3 across the cases. 225 small convolutions, the same on every run.
+  course::Rng rng = grader::case_rng("lab01 sweep");
+  grader::Sweep sweep("conv2d_forward over every small shape");
+  int index = 0;
+  for (std::int64_t h = 1; h <= 6 && sweep.running(); ++h)
+    for (std::int64_t w = 1; w <= 6 && sweep.running(); ++w)
+      for (std::int64_t r = 1; r <= std::min<std::int64_t>(h, 3) && sweep.running(); ++r)
+        for (std::int64_t s = 1; s <= std::min<std::int64_t>(w, 3) && sweep.running(); ++s) {
+          ConvCase cc;
+          lab01_tests::cycle_batch_and_channels(index++, cc);
+          cc.h = h, cc.w = w, cc.r = r, cc.s = s;
+          const Tensor x = rng.tensor(cc.input_shape()), wt = rng.tensor(cc.weight_shape()), b = rng.tensor(cc.bias_shape());
+          sweep.run(cc.describe(), [&] {
+            return grader::mismatch(lab01_tests::student_conv2d(x, wt, b), golden::lab01_conv2d(x, wt, b),
+                                    lab01_tests::kTolerance);
+          });
+        }
+  sweep.finish(225);
+}
+
+TEST_CASE("lab01 random shapes against the golden reference") {
+  course::Rng rng = grader::case_rng("lab01 forward random");
+  for (int i = 0; i < 60; ++i) {
+    const ConvCase cc = lab01_tests::random_case(rng);
+    if (!lab01_tests::check_random_case("random case " + std::to_string(i), cc, rng)) break;
+  }
+}
+
+TEST_CASE("lab01 one input channel and/or one filter") {
+  course::Rng rng = grader::case_rng("lab01 single channel");
+  for (int i = 0; i < 12; ++i) {
+    ConvCase cc = lab01_tests::random_case(rng);
+    // Cycle through C = 1 and K = 1, C = 1 only, K = 1 only.
+    if (i % 3 != 2) cc.c = 1;
+    if (i % 3 != 1) cc.k = 1;
+    if (!lab01_tests::check_random_case("C=" + std::to_string(cc.c) + ", K=" + std::to_string(cc.k), cc, rng)) break;
+  }
 }

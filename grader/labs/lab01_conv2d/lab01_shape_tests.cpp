@@ -40,18 +40,6 @@ TEST_CASE("lab01 conv2d_output_shape: H_out = H - R + 1, W_out = W - S + 1") {
   }
 }
 
-TEST_CASE("lab01 conv2d_output_shape: random shapes follow the formula") {
-  course::Rng rng = grader::case_rng("lab01 output shape random");
-  for (int i = 0; i < 50; ++i) {
-    const lab01_tests::ConvCase cc = lab01_tests::random_case(rng);
-    const Shape got = lab01::conv2d_output_shape(cc.input_shape(), cc.weight_shape());
-    const bool ok = got == cc.output_shape();
-    CHECK_MESSAGE(ok, cc.describe() << " -> expected " << course::shape_to_string(cc.output_shape()) << ", got "
-                                    << course::shape_to_string(got) << " (seed " << grader::seed() << ")");
-    if (!ok) break;  // one wrong shape says enough
-  }
-}
-
 TEST_CASE("lab01 conv2d_output_shape: rejects shapes with no valid output") {
   const auto rejects = [](const std::string& what, const Shape& input, const Shape& weight, const std::string& part) {
     grader::check_rejects(what, [&] { lab01::conv2d_output_shape(input, weight); }, part);
@@ -111,4 +99,39 @@ TEST_CASE("lab01 lecture numbers: multiply-add counts and NCHW / KCRS offsets") 
   CHECK(flat_offset({2, 2, 2, 3}, 1, 0, 1, 2) == 17);
   CHECK(course::Tensor(Shape{2, 3, 5, 6}).strides() == std::vector<std::int64_t>{90, 30, 6, 1});
   CHECK(flat_offset({2, 3, 5, 6}, 1, 2, 3, 4) == 172);
+}
+
+TEST_CASE("lab01 conv2d_output_shape: every small shape (H, W <= 5, R, S <= 6), valid or not") {
+  // Kernels up to 6 on images up to 5: every case where the kernel does not fit must be rejected,
+  // every other one must follow the formula.
+  grader::Sweep sweep("conv2d_output_shape over every small shape");
+  int index = 0;
+  for (std::int64_t h = 1; h <= 5 && sweep.running(); ++h)
+    for (std::int64_t w = 1; w <= 5 && sweep.running(); ++w)
+      for (std::int64_t r = 1; r <= 6 && sweep.running(); ++r)
+        for (std::int64_t s = 1; s <= 6 && sweep.running(); ++s) {
+          lab01_tests::ConvCase cc;
+          lab01_tests::cycle_batch_and_channels(index++, cc);
+          cc.h = h, cc.w = w, cc.r = r, cc.s = s;
+          sweep.run(cc.describe(), [&]() -> std::string {
+            if (r > h || s > w)
+              return grader::rejection([&] { lab01::conv2d_output_shape(cc.input_shape(), cc.weight_shape()); });
+            const Shape got = lab01::conv2d_output_shape(cc.input_shape(), cc.weight_shape());
+            if (got == cc.output_shape()) return "";
+            return "expected " + course::shape_to_string(cc.output_shape()) + ", got " + course::shape_to_string(got);
+          });
+        }
+  sweep.finish(900);
+}
+
+TEST_CASE("lab01 conv2d_output_shape: random shapes follow the formula") {
+  course::Rng rng = grader::case_rng("lab01 output shape random");
+  for (int i = 0; i < 50; ++i) {
+    const lab01_tests::ConvCase cc = lab01_tests::random_case(rng);
+    const Shape got = lab01::conv2d_output_shape(cc.input_shape(), cc.weight_shape());
+    const bool ok = got == cc.output_shape();
+    CHECK_MESSAGE(ok, cc.describe() << " -> expected " << course::shape_to_string(cc.output_shape()) << ", got "
+                                    << course::shape_to_string(got) << " (seed " << grader::seed() << ")");
+    if (!ok) break;  // one wrong shape says enough
+  }
 }

@@ -14,6 +14,7 @@
 #include "course/tensor.hpp"
 #include "lab01_reference.hpp"
 #include "labs/lab01_conv2d.hpp"
+#include "sweep.hpp"
 #include "testkit.hpp"
 
 namespace lab01_tests {
@@ -53,6 +54,14 @@ inline ConvCase random_case(course::Rng& rng) {
   cc.r = rng.integer(1, static_cast<int>(cc.h));
   cc.s = rng.integer(1, static_cast<int>(cc.w));
   return cc;
+}
+
+/// The (N, C, K) of small sweep case number `index`: cycles through all 27 combinations of
+/// 1..3, so that across a sweep every combination meets many spatial shapes.
+inline void cycle_batch_and_channels(int index, ConvCase& cc) {
+  cc.n = 1 + index % 3;
+  cc.c = 1 + (index / 3) % 3;
+  cc.k = 1 + (index / 9) % 3;
 }
 
 /// Calls the student's conv2d_forward on a NaN-poisoned output of the expected shape.

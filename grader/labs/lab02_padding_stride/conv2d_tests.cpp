@@ -178,19 +178,6 @@ TEST_CASE("conv2d: asymmetric padding, top/left only and bottom/right only") {
   check_random_conv(rng, {1, 1, 6, 6}, {1, 1, 3, 3}, params(2, 0, 0, 0, 1, 1, 2, 1));
 }
 
-TEST_CASE("conv2d: LeNet's first layer, 28x28 with padding 2 stays 28x28") {
-  course::Rng rng = grader::case_rng("conv2d: LeNet conv1");
-  check_random_conv(rng, {2, 1, 28, 28}, {6, 1, 5, 5}, lab02::Conv2dParams::symmetric(2));
-}
-
-TEST_CASE("conv2d: random combinations against the golden reference") {
-  course::Rng rng = grader::case_rng("conv2d: random combinations");
-  for (int i = 0; i < 60; ++i) {
-    const lab02_tests::RandomConvCase c = lab02_tests::random_conv_case(rng);
-    check_random_conv(rng, c.x, c.w, c.p);
-  }
-}
-
 TEST_CASE("conv2d: the output buffer is overwritten on every call") {
   // Two different inputs into the SAME buffer, not re-poisoned: leftovers from the first call
   // (accumulating with += or returning a cached result) show up in the second.
@@ -231,4 +218,48 @@ TEST_CASE("conv2d: rejects invalid arguments with a clear error") {
   Tensor transposed(Shape{1, 3, 5, 4});  // the right shape is [1, 3, 4, 5]
   check_rejects("output with H and W swapped",
                 [&] { lab02::conv2d_forward(x, w, b, params(0, 0, 0, 1), transposed); }, "output");
+}
+
+TEST_CASE("conv2d: every small axis (input <= 5, kernel <= 3, pads <= 2, stride <= 3, dilation <= 3)") {
+  // Each of the 1,215 small axis settings, valid or not, appears once as the height and once as
+  // the width (paired by a fixed permutation), with (N, C, K) cycling through 1..3. Valid pairs
+  // must match the golden reference; a pair with no output pixel must be rejected.
+  course::Rng rng = grader::case_rng("conv2d sweep");
+  const std::vector<lab02_tests::AxisCase> axes = lab02_tests::small_axis_cases(5);
+  const std::size_t count = axes.size();
+  grader::Sweep sweep("conv2d_output_shape + conv2d_forward over every small axis");
+  for (std::size_t i = 0; i < count && sweep.running(); ++i) {
+    const lab02_tests::AxisCase& a = axes[i];
+    const lab02_tests::AxisCase& b = axes[(i * 37 + 11) % count];  // 37 is coprime to 1,215: each once
+    const int index = static_cast<int>(i);
+    const Shape xs{1 + index % 3, 1 + (index / 3) % 3, a.input, b.input};
+    const Shape ws{1 + (index / 9) % 3, xs[1], a.kernel, b.kernel};
+    const lab02::Conv2dParams p =
+        params(a.pad_before, a.pad_after, b.pad_before, b.pad_after, a.stride, b.stride, a.dilation, b.dilation);
+    sweep.run(lab02_tests::describe(xs, ws, p), [&]() -> std::string {
+      if (!golden::lab02_valid(xs, ws, p))
+        return grader::rejection([&] { lab02::conv2d_output_shape(xs, ws, p); });
+      const Tensor x = rng.tensor(xs), w = rng.tensor(ws), bias = rng.tensor({ws[0]});
+      const Tensor expected = golden::lab02_conv2d(x, w, bias, p);
+      const Shape got = lab02::conv2d_output_shape(xs, ws, p);
+      if (got != expected.shape())
+        return "conv2d_output_shape returned " + course::shape_to_string(got) + ", expected " +
+               course::shape_to_string(expected.shape());
+      return grader::mismatch(run(x, w, bias, p, expected.shape()), expected, lab02_tests::kConvTolerance);
+    });
+  }
+  sweep.finish(1215);
+}
+
+TEST_CASE("conv2d: LeNet's first layer, 28x28 with padding 2 stays 28x28") {
+  course::Rng rng = grader::case_rng("conv2d: LeNet conv1");
+  check_random_conv(rng, {2, 1, 28, 28}, {6, 1, 5, 5}, lab02::Conv2dParams::symmetric(2));
+}
+
+TEST_CASE("conv2d: random combinations against the golden reference") {
+  course::Rng rng = grader::case_rng("conv2d: random combinations");
+  for (int i = 0; i < 60; ++i) {
+    const lab02_tests::RandomConvCase c = lab02_tests::random_conv_case(rng);
+    check_random_conv(rng, c.x, c.w, c.p);
+  }
 }

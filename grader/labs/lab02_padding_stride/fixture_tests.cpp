@@ -1,7 +1,7 @@
 // Lab 02: cross-check against PyTorch. The fixture file is written by
 // data/tools/fixtures_lab02.py (F.pad + F.conv2d for asymmetric padding, stride and dilation;
-// F.conv2d(padding="same"); TensorFlow's SAME rule; permute(0, 2, 3, 1)). Both the golden
-// reference and the student's functions must reproduce it.
+// F.conv2d(padding="same"); TensorFlow's SAME rule; permute(0, 2, 3, 1)). The student's functions
+// must reproduce it; the golden reference's own check against it is in grader/reference/tests/.
 #include <cmath>
 #include <string>
 
@@ -36,7 +36,6 @@ TEST_CASE("fixtures: conv2d with asymmetric padding, stride and dilation matches
     const lab02::Conv2dParams p = lab02_tests::params(as_int(q[0]), as_int(q[1]), as_int(q[2]), as_int(q[3]), as_int(q[4]),
                                                       as_int(q[5]), as_int(q[6]), as_int(q[7]));
     const std::string what = key + " (" + lab02_tests::describe(x.shape(), w.shape(), p) + ")";
-    grader::check_tensor("golden vs PyTorch, " + what, golden::lab02_conv2d(x, w, b, p), expected, kTorchTolerance);
     CHECK(lab02::conv2d_output_shape(x.shape(), w.shape(), p) == expected.shape());
     Tensor out = grader::poisoned(expected.shape());
     lab02::conv2d_forward(x, w, b, p, out);
@@ -54,11 +53,6 @@ TEST_CASE("fixtures: PyTorch padding=\"same\" equals tf_padding(SAME) + conv2d_f
     const int dh = as_int(fixture(key + "_params")[0]), dw = as_int(fixture(key + "_params")[1]);
     const int H = static_cast<int>(x.dim(2)), W = static_cast<int>(x.dim(3));
     const int R = static_cast<int>(w.dim(2)), S = static_cast<int>(w.dim(3));
-    // Golden first: the reference's SAME rule reproduces PyTorch's.
-    const lab02::Padding1d gh = golden::lab02_tf_same(H, R, 1, dh), gw = golden::lab02_tf_same(W, S, 1, dw);
-    grader::check_tensor("golden SAME vs PyTorch, " + key,
-                         golden::lab02_conv2d(x, w, b, lab02_tests::params(gh.before, gh.after, gw.before, gw.after, 1, 1, dh, dw)),
-                         expected, kTorchTolerance);
     const lab02::Padding1d ph = lab02::tf_padding(lab02::TfPadding::Same, H, R, 1, dh);
     const lab02::Padding1d pw = lab02::tf_padding(lab02::TfPadding::Same, W, S, 1, dw);
     const lab02::Conv2dParams p = lab02_tests::params(ph.before, ph.after, pw.before, pw.after, 1, 1, dh, dw);
@@ -74,12 +68,10 @@ TEST_CASE("fixtures: TensorFlow's SAME table") {
   const Tensor table = fixture("tf_same_table");
   REQUIRE(table.rank() == 2);
   REQUIRE(table.dim(1) == 6);
-  int golden_wrong = 0, student_wrong = 0;
+  int student_wrong = 0;
   for (std::int64_t row = 0; row < table.dim(0); ++row) {
     const auto v = [&](int col) { return as_int(table[static_cast<std::size_t>(row * 6 + col)]); };
     const int in = v(0), k = v(1), s = v(2), d = v(3), before = v(4), after = v(5);
-    const lab02::Padding1d g = golden::lab02_tf_same(in, k, s, d);
-    if (g.before != before || g.after != after) ++golden_wrong;
     const lab02::Padding1d p = lab02::tf_padding(lab02::TfPadding::Same, in, k, s, d);
     if ((p.before != before || p.after != after) && ++student_wrong <= 5)
       FAIL_CHECK("tf_padding(SAME, input=" << in << ", kernel=" << k << ", stride=" << s << ", dilation=" << d << ") = {"
@@ -87,13 +79,11 @@ TEST_CASE("fixtures: TensorFlow's SAME table") {
                                            << after << "}");
   }
   CHECK(table.dim(0) >= 100);
-  CHECK_MESSAGE(golden_wrong == 0, "the golden reference disagrees with the fixture table in " << golden_wrong << " rows");
   CHECK(student_wrong == 0);
 }
 
 TEST_CASE("fixtures: NCHW -> NHWC matches PyTorch's permute(0, 2, 3, 1)") {
   const Tensor nchw = fixture("layout_nchw"), nhwc = fixture("layout_nhwc");
-  grader::check_tensor("golden vs PyTorch permute", golden::lab02_to_nhwc(nchw), nhwc, {0, 0});
   Tensor out = grader::poisoned(nhwc.shape());
   lab02::nchw_to_nhwc(nchw, out);
   grader::check_tensor("nchw_to_nhwc vs PyTorch permute", out, nhwc, {0, 0});

@@ -4,9 +4,11 @@
 
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "lab02_reference.hpp"
 #include "labs/lab02_padding_stride.hpp"
+#include "sweep.hpp"
 #include "testkit.hpp"
 
 namespace lab02_tests {
@@ -51,6 +53,24 @@ inline void check_random_conv(course::Rng& rng, const course::Shape& x_shape, co
   course::Tensor out = grader::poisoned(expected.shape());
   lab02::conv2d_forward(x, w, b, p, out);
   grader::check_tensor("conv2d_forward, " + what, out, expected, kConvTolerance);
+}
+
+/// Everything that decides one spatial dimension of a convolution.
+struct AxisCase {
+  int input, kernel, pad_before, pad_after, stride, dilation;
+};
+
+/// Every axis with input <= max_input, kernel <= 3, each padding <= 2, stride <= 3, dilation <= 3
+/// (1,215 for max_input 5), valid or not: a sweep pairs them up as height and width.
+inline std::vector<AxisCase> small_axis_cases(int max_input) {
+  std::vector<AxisCase> cases;
+  for (int in = 1; in <= max_input; ++in)
+    for (int k = 1; k <= 3; ++k)
+      for (int pb = 0; pb <= 2; ++pb)
+        for (int pa = 0; pa <= 2; ++pa)
+          for (int s = 1; s <= 3; ++s)
+            for (int d = 1; d <= 3; ++d) cases.push_back({in, k, pb, pa, s, d});
+  return cases;
 }
 
 /// Draws random valid parameters and shapes (small, so that many cases run fast).

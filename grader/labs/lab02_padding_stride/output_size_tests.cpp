@@ -1,5 +1,9 @@
 // Lab 02: the output-size formula, one dimension (conv_output_size) and the whole shape
 // (conv2d_output_shape), with the lecture's worked examples and every kind of invalid parameter.
+#include <limits>
+#include <sstream>
+#include <string>
+
 #include "lab02_test_support.hpp"
 
 namespace {
@@ -35,29 +39,6 @@ TEST_CASE("conv_output_size: edge cases of the formula") {
   CHECK(conv_output_size(1000, 3, 0, 0, 1000, 1) == 1);
 }
 
-TEST_CASE("conv_output_size: agrees with the formula for every small combination") {
-  // Exhaustive over small values: the golden reference evaluates the formula in floating point.
-  int checked = 0;
-  for (int in = 1; in <= 9; ++in)
-    for (int k = 1; k <= 5; ++k)
-      for (int pb = 0; pb <= 2; ++pb)
-        for (int pa = 0; pa <= 2; ++pa)
-          for (int s = 1; s <= 3; ++s)
-            for (int d = 1; d <= 3; ++d) {
-              const long long expected = golden::lab02_output_size(in, k, pb, pa, s, d);
-              if (expected <= 0) continue;  // rejected cases are tested below
-              const int got = conv_output_size(in, k, pb, pa, s, d);
-              if (got != expected) {
-                FAIL_CHECK("conv_output_size(input=" << in << ", kernel=" << k << ", pad_before=" << pb
-                                                     << ", pad_after=" << pa << ", stride=" << s << ", dilation=" << d
-                                                     << ") = " << got << ", expected " << expected);
-                return;
-              }
-              ++checked;
-            }
-  CHECK(checked > 1000);
-}
-
 TEST_CASE("conv_output_size: rejects invalid parameters, naming the problem") {
   using grader::check_rejects;
   check_rejects("stride 0", [] { conv_output_size(8, 3, 0, 0, 0, 1); }, "stride");
@@ -77,6 +58,46 @@ TEST_CASE("conv_output_size: rejects invalid parameters, naming the problem") {
   check_rejects("dilation 2 kernel 3 on input 4, stride 3", [] { conv_output_size(4, 3, 0, 0, 3, 2); }, "output size");
 }
 
+TEST_CASE("conv_output_size: every small combination, valid or not") {
+  // input <= 7, kernel <= 4, each padding <= 2, stride and dilation <= 3: 2,268 calls. The golden
+  // reference evaluates the formula in floating point; a size <= 0 must be rejected.
+  grader::Sweep sweep("conv_output_size over every small combination");
+  for (int in = 1; in <= 7 && sweep.running(); ++in)
+    for (int k = 1; k <= 4 && sweep.running(); ++k)
+      for (int pb = 0; pb <= 2 && sweep.running(); ++pb)
+        for (int pa = 0; pa <= 2 && sweep.running(); ++pa)
+          for (int s = 1; s <= 3 && sweep.running(); ++s)
+            for (int d = 1; d <= 3 && sweep.running(); ++d) {
+              std::ostringstream what;
+              what << "conv_output_size(input=" << in << ", kernel=" << k << ", pad_before=" << pb
+                   << ", pad_after=" << pa << ", stride=" << s << ", dilation=" << d << ")";
+              sweep.run(what.str(), [&]() -> std::string {
+                const long long expected = golden::lab02_output_size(in, k, pb, pa, s, d);
+                if (expected <= 0) return grader::rejection([&] { conv_output_size(in, k, pb, pa, s, d); });
+                const int got = conv_output_size(in, k, pb, pa, s, d);
+                return got == expected ? "" : "returned " + std::to_string(got) + ", expected " + std::to_string(expected);
+              });
+            }
+  sweep.finish(2268);
+}
+
+TEST_CASE("conv_output_size: sizes beyond int are computed in 64-bit or rejected") {
+  constexpr int kMax = std::numeric_limits<int>::max();  // 2^31 - 1
+  // Valid, but input + padding or dilation * (kernel - 1) overflows an int on the way.
+  CHECK(conv_output_size(kMax, 3, 0, 0, 1, 1) == kMax - 2);
+  CHECK(conv_output_size(kMax, 1, 1, 0, 2, 1) == 1073741824);  // padded input 2^31: floor((2^31-1)/2)+1
+  CHECK(conv_output_size(kMax, 2, 1, 1, 4, 1) == 536870912);   // floor((2^31+1-2)/4)+1
+  CHECK(conv_output_size(kMax, 2, 0, 0, 1, kMax - 1) == 1);    // effective kernel exactly the input
+  using grader::check_rejects;
+  check_rejects("output size 3 * 2^31 (does not fit in an int)", [] { conv_output_size(kMax, 1, kMax, kMax, 1, 1); },
+                "output size");
+  check_rejects("output size 2^31 (one more than the largest int)", [] { conv_output_size(kMax, 1, 1, 0, 1, 1); },
+                "output size");
+  check_rejects("effective kernel 3e9 + 1 (wraps to a negative int)",
+                [] { conv_output_size(2000000000, 3, 0, 0, 1, 1500000000); }, "output size");
+  check_rejects("effective kernel (2^31-1)^2", [] { conv_output_size(kMax, kMax, 0, 0, 1, kMax); }, "output size");
+}
+
 TEST_CASE("conv2d_output_shape: shapes from both dimensions, batch and output channels") {
   CHECK(lab02::conv2d_output_shape({2, 1, 28, 28}, {6, 1, 5, 5}, lab02::Conv2dParams::symmetric(2)) ==
         course::Shape{2, 6, 28, 28});
@@ -88,18 +109,10 @@ TEST_CASE("conv2d_output_shape: shapes from both dimensions, batch and output ch
         course::Shape{3, 5, 5, 7});
   CHECK(lab02::conv2d_output_shape({1, 1, 20, 10}, {1, 1, 4, 3}, params(3, 2, 1, 0, 3, 2, 2, 1)) ==
         course::Shape{1, 1, 7, 5});
-}
-
-TEST_CASE("Conv2dParams::symmetric fills every side and both directions") {
-  const lab02::Conv2dParams p = lab02::Conv2dParams::symmetric(2, 3, 4);
-  CHECK(p.pad_top == 2);
-  CHECK(p.pad_bottom == 2);
-  CHECK(p.pad_left == 2);
-  CHECK(p.pad_right == 2);
-  CHECK(p.stride_h == 3);
-  CHECK(p.stride_w == 3);
-  CHECK(p.dilation_h == 4);
-  CHECK(p.dilation_w == 4);
+  // Conv2dParams::symmetric (in the header, not yours) fills every side and both directions.
+  const lab02::Conv2dParams q = lab02::Conv2dParams::symmetric(2, 3, 4);
+  CHECK((q.pad_top == 2 && q.pad_bottom == 2 && q.pad_left == 2 && q.pad_right == 2));
+  CHECK((q.stride_h == 3 && q.stride_w == 3 && q.dilation_h == 4 && q.dilation_w == 4));
 }
 
 TEST_CASE("conv2d_output_shape: rejects invalid shapes and parameters") {
@@ -115,6 +128,20 @@ TEST_CASE("conv2d_output_shape: rejects invalid shapes and parameters") {
   check_rejects("pad_top < 0", [&] { lab02::conv2d_output_shape(x, w, params(-1, 0, 0, 0)); }, "pad");
   check_rejects("pad_right < 0", [&] { lab02::conv2d_output_shape(x, w, params(0, 0, 0, -1)); }, "pad");
   check_rejects("kernel taller than input", [&] { lab02::conv2d_output_shape({1, 2, 2, 8}, w, {}); }, "output size");
+  // Every extent at least 1, as in lab 01.
+  check_rejects("negative batch", [&] { lab02::conv2d_output_shape({-1, 2, 8, 8}, w, {}); }, "input");
+  check_rejects("empty batch", [&] { lab02::conv2d_output_shape({0, 2, 8, 8}, w, {}); }, "input");
+  check_rejects("zero input width", [&] { lab02::conv2d_output_shape({1, 2, 8, 0}, {3, 2, 1, 1}, params(0, 0, 1, 1)); },
+                "input");
+  check_rejects("no channels on either side", [&] { lab02::conv2d_output_shape({1, 0, 8, 8}, {3, 0, 3, 3}, {}); },
+                "input");
+  check_rejects("no filters (K = 0)", [&] { lab02::conv2d_output_shape(x, {0, 2, 3, 3}, {}); }, "weight");
+  check_rejects("negative K", [&] { lab02::conv2d_output_shape(x, {-3, 2, 3, 3}, {}); }, "weight");
+  check_rejects("zero kernel height", [&] { lab02::conv2d_output_shape(x, {3, 2, 0, 3}, params(1, 1, 0, 0)); },
+                "weight");
+  // Extents that do not fit in an int must not be truncated by a cast.
+  check_rejects("input height 2^32 + 8", [&] { lab02::conv2d_output_shape({1, 2, 4294967304LL, 8}, w, {}); });
+  check_rejects("kernel width 2^32 + 3", [&] { lab02::conv2d_output_shape(x, {3, 2, 3, 4294967299LL}, {}); });
   check_rejects("dilated kernel wider than input",
                 [&] { lab02::conv2d_output_shape(x, w, params(0, 0, 0, 0, 1, 1, 1, 4)); }, "output size");
 }

@@ -1,9 +1,11 @@
 // Lab 02: TensorFlow's SAME/VALID padding (tf_padding) and the way back from explicit padding
 // to a TF mode (tf_mode_for): the lecture's table, rules checked over many (in, k, s, d), and
 // SAME convolutions end to end.
+#include <limits>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "lab02_test_support.hpp"
 
@@ -129,6 +131,64 @@ TEST_CASE("tf_padding and tf_mode_for: reject invalid parameters") {
   }
   check_rejects("tf_mode_for, stride 0", [] { lab02::tf_mode_for({0, 0}, 8, 3, 0); }, "stride");
   check_rejects("tf_mode_for, dilation -1", [] { lab02::tf_mode_for({1, 1}, 8, 3, 1, -1); }, "dilation");
+  check_rejects("tf_mode_for, negative padding before", [] { lab02::tf_mode_for({-1, 2}, 8, 3, 1); }, "padding");
+  check_rejects("tf_mode_for, negative padding after", [] { lab02::tf_mode_for({0, -1}, 8, 3, 2); }, "padding");
+  // SAME padding of dilation * (kernel - 1) ~ 4.3e9 pixels does not fit in an int.
+  check_rejects("SAME padding beyond int", [] { lab02::tf_padding(TfPadding::Same, 10, 1 << 30, 1, 4); });
+}
+
+TEST_CASE("tf_padding: large values are computed without int overflow") {
+  constexpr int kMax = std::numeric_limits<int>::max();
+  // input + stride - 1 overflows an int here; ceil((2^31-1)/2) = 2^30 outputs need 2 pixels of padding.
+  const Padding1d big = lab02::tf_padding(TfPadding::Same, kMax, 3, 2);
+  CHECK_MESSAGE((big.before == 1 && big.after == 1), "tf_padding(SAME, 2^31-1, 3, 2) = {" << big.before << ", "
+                                                                                      << big.after << "}, expected {1, 1}");
+  // dilation * (kernel - 1) = 2^31 + 4 overflows an int; the total padding (one window, stride
+  // 16 > input 10) is 2^31 + 5 - 10 = 2^31 - 5, which fits.
+  const Padding1d wide = lab02::tf_padding(TfPadding::Same, 10, 3, 16, (1 << 30) + 2);
+  CHECK_MESSAGE((wide.before == 1073741821 && wide.after == 1073741822),
+                "tf_padding(SAME, 10, 3, 16, 2^30 + 2) = {" << wide.before << ", " << wide.after
+                                                           << "}, expected {1073741821, 1073741822}");
+}
+
+TEST_CASE("SAME convolution for every small input, kernel, stride and dilation") {
+  // Every (input <= 6, kernel <= 3, stride <= 3, dilation <= 2) appears once as the height and
+  // once as the width; the padding comes from your tf_padding and the convolution must give
+  // ceil(in / stride) outputs per axis that match the golden reference.
+  struct Axis {
+    int in, k, s, d;
+  };
+  std::vector<Axis> axes;
+  for (int in = 1; in <= 6; ++in)
+    for (int k = 1; k <= 3; ++k)
+      for (int st = 1; st <= 3; ++st)
+        for (int d = 1; d <= 2; ++d) axes.push_back({in, k, st, d});
+  course::Rng rng = grader::case_rng("tf SAME convolution sweep");
+  grader::Sweep sweep("tf_padding(SAME) + conv2d_forward over every small axis");
+  for (std::size_t i = 0; i < axes.size() && sweep.running(); ++i) {
+    const Axis a = axes[i], b = axes[(i * 25 + 7) % axes.size()];  // 25 is coprime to 108: each once
+    std::ostringstream what;
+    what << "SAME, input " << a.in << "x" << b.in << ", kernel " << a.k << "x" << b.k << ", stride " << a.s << "x" << b.s
+         << ", dilation " << a.d << "x" << b.d;
+    sweep.run(what.str(), [&]() -> std::string {
+      const Padding1d ph = lab02::tf_padding(TfPadding::Same, a.in, a.k, a.s, a.d);
+      const Padding1d pw = lab02::tf_padding(TfPadding::Same, b.in, b.k, b.s, b.d);
+      const lab02::Conv2dParams p = lab02_tests::params(ph.before, ph.after, pw.before, pw.after, a.s, b.s, a.d, b.d);
+      const course::Shape xs{1, 2, a.in, b.in}, ws{2, 2, a.k, b.k};
+      if (!golden::lab02_valid(xs, ws, p)) return "tf_padding gave padding with no output pixel";
+      const course::Tensor x = rng.tensor(xs), w = rng.tensor(ws), bias = rng.tensor({2});
+      const course::Tensor expected = golden::lab02_conv2d(x, w, bias, p);
+      const course::Shape want{1, 2, (a.in + a.s - 1) / a.s, (b.in + b.s - 1) / b.s};
+      if (expected.shape() != want)
+        return "tf_padding gave {" + std::to_string(ph.before) + ", " + std::to_string(ph.after) + "} x {" +
+               std::to_string(pw.before) + ", " + std::to_string(pw.after) + "}: output " +
+               course::shape_to_string(expected.shape()) + " instead of ceil(in / stride) = " + course::shape_to_string(want);
+      course::Tensor out = grader::poisoned(expected.shape());
+      lab02::conv2d_forward(x, w, bias, p, out);
+      return grader::mismatch(out, expected, lab02_tests::kConvTolerance);
+    });
+  }
+  sweep.finish(108);
 }
 
 TEST_CASE("SAME convolution end to end: tf_padding feeds conv2d_forward") {

@@ -1,7 +1,7 @@
 // Lab 03 tests: cross-check against values computed by PyTorch 1.13
 // (grader/fixtures/lab03_pytorch.safetensors, written by data/tools/fixtures_lab03.py).
-// Each check runs twice: the golden reference against PyTorch (so the reference itself is
-// trusted), then the student's function against PyTorch.
+// The student's functions must reproduce PyTorch; the golden reference's own check against the
+// same fixtures is in grader/reference/tests/ (run by the course's test suite, not when grading).
 #include <string>
 
 #include "course/safetensors.hpp"
@@ -11,7 +11,6 @@ using course::Tensor;
 using lab03::Pool2dParams;
 using lab03_tests::kFloat;
 using lab03_tests::make_params;
-using lab03_tests::to_golden;
 
 namespace {
 
@@ -30,8 +29,6 @@ void check_pool_fixture(const std::string& input_key, const std::string& key, co
   const Tensor expected = get(key);
   Pool2dParams p = geometry;
   p.count_include_pad = include_pad;
-  const Tensor ref = is_max ? golden::max_pool2d(x, to_golden(p)) : golden::avg_pool2d(x, to_golden(p));
-  grader::check_tensor("golden reference vs PyTorch " + key, ref, expected, kTorch);
   Tensor out = grader::poisoned(expected.shape());
   if (is_max)
     lab03::max_pool2d(x, p, out);
@@ -52,7 +49,6 @@ TEST_CASE("PyTorch fixture: F.max_pool2d and F.avg_pool2d (count_include_pad bot
   check_pool_fixture("neg.input", "neg.max", kPoolA, true, true);
 
   const Tensor x = get("pool.input");
-  grader::check_tensor("golden reference vs PyTorch global average", golden::global_avg_pool2d(x), get("global_avg"), kTorch);
   Tensor g = grader::poisoned(get("global_avg").shape());
   lab03::global_avg_pool2d(x, g);
   grader::check_tensor("student vs PyTorch global average", g, get("global_avg"), kTorch);
@@ -60,11 +56,6 @@ TEST_CASE("PyTorch fixture: F.max_pool2d and F.avg_pool2d (count_include_pad bot
 
 TEST_CASE("PyTorch fixture: relu, leaky_relu(0.1), sigmoid, tanh, including +-100 and +-1000") {
   const Tensor x = get("act.input");
-  grader::check_tensor("golden relu vs PyTorch", golden::relu(x), get("act.relu"), kTorch);
-  grader::check_tensor("golden leaky_relu vs PyTorch", golden::leaky_relu(x, 0.1f), get("act.leaky_relu_0.1"), kTorch);
-  grader::check_tensor("golden sigmoid vs PyTorch", golden::sigmoid(x), get("act.sigmoid"), kTorch);
-  grader::check_tensor("golden tanh vs PyTorch", golden::tanh(x), get("act.tanh"), kTorch);
-
   Tensor y = grader::poisoned(x.shape());
   lab03::relu(x, y);
   grader::check_tensor("student relu vs PyTorch", y, get("act.relu"), kTorch);
@@ -79,7 +70,6 @@ TEST_CASE("PyTorch fixture: relu, leaky_relu(0.1), sigmoid, tanh, including +-10
 TEST_CASE("PyTorch fixture: F.softmax, including rows near +-1000 and a one-hot row") {
   const Tensor logits = get("softmax.logits");
   const Tensor expected = get("softmax.probabilities");
-  grader::check_tensor("golden softmax vs PyTorch", golden::softmax(logits), expected, kTorch);
   Tensor p = grader::poisoned(expected.shape());
   lab03::softmax(logits, p);
   grader::check_tensor("student softmax vs PyTorch", p, expected, kFloat);

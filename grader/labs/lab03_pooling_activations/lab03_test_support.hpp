@@ -15,6 +15,7 @@
 
 #include "lab03_reference.hpp"
 #include "labs/lab03_pooling_activations.hpp"
+#include "sweep.hpp"
 #include "testkit.hpp"
 
 namespace lab03_tests {
@@ -85,6 +86,23 @@ inline PoolCase random_pool_case(course::Rng& rng) {
   const int min_w = std::max(1, c.params.kernel_w - 2 * c.params.pad_w);
   c.input = {rng.integer(1, 2), rng.integer(1, 4), rng.integer(min_h, 13), rng.integer(min_w, 13)};
   return c;
+}
+
+/// One axis of a pooling window: input extent, kernel, stride, padding.
+struct PoolAxis {
+  int in, kernel, stride, pad;
+  /// The contract's rule: kernel, stride >= 1, 0 <= pad <= kernel / 2, and a window fits.
+  bool valid() const { return in >= 1 && kernel >= 1 && stride >= 1 && pad >= 0 && pad <= kernel / 2 && in + 2 * pad >= kernel; }
+};
+
+/// Every axis with input <= max_input, kernel <= max_kernel, stride <= 3 and pad <= 2, valid or not.
+inline std::vector<PoolAxis> small_pool_axes(int max_input, int max_kernel) {
+  std::vector<PoolAxis> axes;
+  for (int in = 1; in <= max_input; ++in)
+    for (int k = 1; k <= max_kernel; ++k)
+      for (int s = 1; s <= 3; ++s)
+        for (int pad = 0; pad <= 2; ++pad) axes.push_back({in, k, s, pad});
+  return axes;
 }
 
 // ---------------------------------------------------------------------------------------------

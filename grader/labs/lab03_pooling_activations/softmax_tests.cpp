@@ -59,24 +59,6 @@ TEST_CASE("softmax: check-yourself question 5 ([0, 0, 0, 0] and [5, 5 + ln 3])")
   grader::check_tensor("softmax([5, 5 + ln 3])", q, rows(1, 2, {0.25f, 0.75f}), kFloat);
 }
 
-TEST_CASE("softmax: random logits vs golden, rows sum to 1, same buffer reused") {
-  course::Rng rng = grader::case_rng("softmax random");
-  for (int i = 0; i < 20; ++i) {
-    const Shape s{rng.integer(1, 8), rng.integer(1, 40)};
-    const float scale = i % 3 == 0 ? 1.0f : (i % 3 == 1 ? 10.0f : 60.0f);
-    const Tensor logits = rng.tensor(s, -scale, scale);
-    Tensor p = grader::poisoned(s);
-    lab03::softmax(logits, p);
-    const std::string what = "softmax " + course::shape_to_string(s) + " logits in +-" + std::to_string(scale);
-    grader::check_tensor(what, p, golden::softmax(logits), kFloat);
-    check_rows_are_distributions(what, p);
-    // New logits into the same buffer.
-    const Tensor logits2 = rng.tensor(s, -2.0f, 2.0f);
-    lab03::softmax(logits2, p);
-    grader::check_tensor(what + ", second call on the same buffer", p, golden::softmax(logits2), kFloat);
-  }
-}
-
 TEST_CASE("softmax: large logits do not overflow (finite, correct)") {
   const Tensor logits = rows(6, 4,
                              {
@@ -141,4 +123,42 @@ TEST_CASE("softmax: single-class rows, and invalid shapes rejected") {
     Tensor out({3, 0});
     lab03::softmax(empty, out);
   });
+  grader::check_rejects("no rows (N = 0)", [&] {
+    const Tensor empty({0, 4});
+    Tensor out({0, 4});
+    lab03::softmax(empty, out);
+  }, "logits");
+}
+
+TEST_CASE("softmax: every small shape (N <= 3, K <= 10)") {
+  course::Rng rng = grader::case_rng("softmax sweep");
+  grader::Sweep sweep("softmax over every small shape");
+  for (std::int64_t n = 1; n <= 3 && sweep.running(); ++n)
+    for (std::int64_t k = 1; k <= 10 && sweep.running(); ++k) {
+      const Tensor logits = rng.tensor({n, k}, -20.0f, 20.0f);
+      sweep.run("logits " + course::shape_to_string(logits.shape()), [&] {
+        Tensor p = grader::poisoned(logits.shape());
+        lab03::softmax(logits, p);
+        return grader::mismatch(p, golden::softmax(logits), kFloat);
+      });
+    }
+  sweep.finish(30);
+}
+
+TEST_CASE("softmax: random logits vs golden, rows sum to 1, same buffer reused") {
+  course::Rng rng = grader::case_rng("softmax random");
+  for (int i = 0; i < 20; ++i) {
+    const Shape s{rng.integer(1, 8), rng.integer(1, 40)};
+    const float scale = i % 3 == 0 ? 1.0f : (i % 3 == 1 ? 10.0f : 60.0f);
+    const Tensor logits = rng.tensor(s, -scale, scale);
+    Tensor p = grader::poisoned(s);
+    lab03::softmax(logits, p);
+    const std::string what = "softmax " + course::shape_to_string(s) + " logits in +-" + std::to_string(scale);
+    grader::check_tensor(what, p, golden::softmax(logits), kFloat);
+    check_rows_are_distributions(what, p);
+    // New logits into the same buffer.
+    const Tensor logits2 = rng.tensor(s, -2.0f, 2.0f);
+    lab03::softmax(logits2, p);
+    grader::check_tensor(what + ", second call on the same buffer", p, golden::softmax(logits2), kFloat);
+  }
 }

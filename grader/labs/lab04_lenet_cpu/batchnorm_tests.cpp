@@ -1,6 +1,8 @@
 // Lab 04 tests: batchnorm_inference (lecture section "Batch-norm at inference").
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <string>
 
 #include "lab04_test_support.hpp"
 
@@ -40,15 +42,6 @@ TEST_CASE("batchnorm: the lecture's training-mode example, replayed with its bat
                              Tensor(Shape{1}, 1.0f), eps, y);
   const float unit = static_cast<float>(1.0 / std::sqrt(1.0 + eps));
   grader::check_tensor("normalised batch", y, Tensor(Shape{2, 1, 1, 2}, {-unit, -unit, unit, unit}), {1e-6, 1e-6});
-}
-
-TEST_CASE("batchnorm: random shapes match the golden reference") {
-  course::Rng rng = grader::case_rng("batchnorm: random shapes");
-  for (int i = 0; i < 25; ++i) {
-    const double eps = i % 2 == 0 ? 1e-5 : 1e-3;
-    lab04_tests::check_batchnorm_case("batch-norm random case " + std::to_string(i), rng.integer(1, 4),
-                                      rng.integer(1, 8), rng.integer(1, 12), rng.integer(1, 12), eps, rng);
-  }
 }
 
 TEST_CASE("batchnorm: edge shapes (one element, one channel, 1x1 planes, LeNet's bn1)") {
@@ -118,4 +111,48 @@ TEST_CASE("batchnorm: wrong shapes and parameters are rejected") {
     Tensor small(Shape{2, 3, 4, 3});
     lab04::batchnorm_inference(x, c3, c3, c3, c3, 1e-5, small);
   }, "output");
+  // Every extent at least 1, as in the earlier labs.
+  const Tensor none(Shape{0});
+  grader::check_rejects("no channels", [&] {
+    Tensor out(Shape{2, 0, 4, 4});
+    lab04::batchnorm_inference(Tensor(Shape{2, 0, 4, 4}), none, none, none, none, 1e-5, out);
+  }, "input");
+  grader::check_rejects("empty batch", [&] {
+    Tensor out(Shape{0, 3, 4, 4});
+    lab04::batchnorm_inference(Tensor(Shape{0, 3, 4, 4}), c3, c3, c3, c3, 1e-5, out);
+  }, "input");
+  grader::check_rejects("zero-height planes", [&] {
+    Tensor out(Shape{2, 3, 0, 4});
+    lab04::batchnorm_inference(Tensor(Shape{2, 3, 0, 4}), c3, c3, c3, c3, 1e-5, out);
+  }, "input");
+}
+
+TEST_CASE("batchnorm: every small shape (N <= 2, C <= 3, H, W <= 4)") {
+  course::Rng rng = grader::case_rng("batchnorm sweep");
+  grader::Sweep sweep("batchnorm_inference over every small shape");
+  int index = 0;
+  for (std::int64_t n = 1; n <= 2 && sweep.running(); ++n)
+    for (std::int64_t c = 1; c <= 3 && sweep.running(); ++c)
+      for (std::int64_t h = 1; h <= 4 && sweep.running(); ++h)
+        for (std::int64_t w = 1; w <= 4 && sweep.running(); ++w, ++index) {
+          const double eps = index % 2 == 0 ? 1e-5 : 1e-3;
+          const Tensor x = rng.tensor({n, c, h, w}, -3.0f, 3.0f);
+          const lab04_tests::BatchNormParams bn = lab04_tests::random_batchnorm(rng, c);
+          sweep.run("input " + course::shape_to_string(x.shape()) + ", eps " + std::to_string(eps), [&] {
+            Tensor y = grader::poisoned(x.shape());
+            lab04::batchnorm_inference(x, bn.gamma, bn.beta, bn.mean, bn.var, eps, y);
+            return grader::mismatch(y, golden::lab04_batchnorm(x, bn.gamma, bn.beta, bn.mean, bn.var, eps),
+                                    lab04_tests::kLayerTolerance);
+          });
+        }
+  sweep.finish(96);
+}
+
+TEST_CASE("batchnorm: random shapes match the golden reference") {
+  course::Rng rng = grader::case_rng("batchnorm: random shapes");
+  for (int i = 0; i < 25; ++i) {
+    const double eps = i % 2 == 0 ? 1e-5 : 1e-3;
+    lab04_tests::check_batchnorm_case("batch-norm random case " + std::to_string(i), rng.integer(1, 4),
+                                      rng.integer(1, 8), rng.integer(1, 12), rng.integer(1, 12), eps, rng);
+  }
 }

@@ -42,24 +42,6 @@ TEST_CASE("fold: the lecture's check-yourself question (two input channels, 1x1 
   grader::check_tensor("folded bias", folded_b, Tensor(Shape{1}, 3.0f), {1e-6, 1e-6});
 }
 
-TEST_CASE("fold: conv -> batch-norm equals the folded conv on random shapes") {
-  course::Rng rng = grader::case_rng("fold: random shapes");
-  for (int i = 0; i < 20; ++i) {
-    lab04_tests::FoldCase fc;
-    fc.n = rng.integer(1, 2);
-    fc.c = rng.integer(1, 4);
-    fc.out = rng.integer(1, 6);
-    fc.kernel = rng.integer(1, 5);
-    fc.pad = rng.integer(0, 2);
-    fc.stride = rng.integer(1, 2);
-    fc.h = rng.integer(static_cast<int>(fc.kernel), 10);
-    fc.w = rng.integer(static_cast<int>(fc.kernel), 10);
-    fc.eps = i % 3 == 0 ? 1e-3 : 1e-5;
-    fc.bias = i % 4 != 3;
-    lab04_tests::check_fold_case("fold random case " + std::to_string(i), fc, rng);
-  }
-}
-
 TEST_CASE("fold: a non-default eps (1e-3, as in Keras) must be used, not PyTorch's 1e-5") {
   // Small variances make the two epsilons give clearly different scales: with var = 1e-3 the
   // scale is gamma/sqrt(2e-3) with eps 1e-3 but gamma/sqrt(1.01e-3) with eps 1e-5.
@@ -148,4 +130,61 @@ TEST_CASE("fold: wrong shapes and parameters are rejected") {
     Tensor wrong(Shape{3});
     lab04::fold_batchnorm(w, b, k4, k4, k4, k4, 1e-5, fw, wrong);
   }, "folded_bias");
+  // Every extent at least 1: with no filters (K = 0) there is nothing to fold, and a per-filter
+  // size of numel / K would divide by zero.
+  const Tensor none(Shape{0});
+  grader::check_rejects("no filters (K = 0)", [&] {
+    Tensor fw0(Shape{0, 3, 3, 3}), fb0(Shape{0});
+    lab04::fold_batchnorm(Tensor(Shape{0, 3, 3, 3}), Tensor(), none, none, none, none, 1e-5, fw0, fb0);
+  }, "conv_weight");
+  grader::check_rejects("no input channels (C = 0)", [&] {
+    Tensor fw0(Shape{4, 0, 3, 3});
+    lab04::fold_batchnorm(Tensor(Shape{4, 0, 3, 3}), b, k4, k4, k4, k4, 1e-5, fw0, fb);
+  }, "conv_weight");
+}
+
+TEST_CASE("fold: every small filter shape (K, C, R, S <= 3), with and without bias") {
+  course::Rng rng = grader::case_rng("fold sweep");
+  grader::Sweep sweep("fold_batchnorm over every small filter shape");
+  for (std::int64_t k = 1; k <= 3 && sweep.running(); ++k)
+    for (std::int64_t c = 1; c <= 3 && sweep.running(); ++c)
+      for (std::int64_t r = 1; r <= 3 && sweep.running(); ++r)
+        for (std::int64_t s = 1; s <= 3 && sweep.running(); ++s)
+          for (bool with_bias : {true, false}) {
+            const double eps = with_bias ? 1e-5 : 1e-3;
+            const Tensor w = rng.tensor({k, c, r, s});
+            const Tensor b = with_bias ? rng.tensor({k}) : Tensor();
+            const lab04_tests::BatchNormParams bn = lab04_tests::random_batchnorm(rng, k);
+            const std::string what = "conv_weight " + course::shape_to_string(w.shape()) +
+                                     (with_bias ? ", with bias" : ", without bias") + ", eps " + std::to_string(eps);
+            sweep.run(what, [&]() -> std::string {
+              Tensor fw = grader::poisoned(w.shape()), fb = grader::poisoned({k});
+              lab04::fold_batchnorm(w, b, bn.gamma, bn.beta, bn.mean, bn.var, eps, fw, fb);
+              const golden::Lab04FoldedConv expected =
+                  golden::lab04_fold_batchnorm(w, b, bn.gamma, bn.beta, bn.mean, bn.var, eps);
+              const std::string weight = grader::mismatch(fw, expected.weight, lab04_tests::kLayerTolerance);
+              if (!weight.empty()) return "folded_weight: " + weight;
+              const std::string bias = grader::mismatch(fb, expected.bias, lab04_tests::kLayerTolerance);
+              return bias.empty() ? "" : "folded_bias: " + bias;
+            });
+          }
+  sweep.finish(162);
+}
+
+TEST_CASE("fold: conv -> batch-norm equals the folded conv on random shapes") {
+  course::Rng rng = grader::case_rng("fold: random shapes");
+  for (int i = 0; i < 20; ++i) {
+    lab04_tests::FoldCase fc;
+    fc.n = rng.integer(1, 2);
+    fc.c = rng.integer(1, 4);
+    fc.out = rng.integer(1, 6);
+    fc.kernel = rng.integer(1, 5);
+    fc.pad = rng.integer(0, 2);
+    fc.stride = rng.integer(1, 2);
+    fc.h = rng.integer(static_cast<int>(fc.kernel), 10);
+    fc.w = rng.integer(static_cast<int>(fc.kernel), 10);
+    fc.eps = i % 3 == 0 ? 1e-3 : 1e-5;
+    fc.bias = i % 4 != 3;
+    lab04_tests::check_fold_case("fold random case " + std::to_string(i), fc, rng);
+  }
 }

@@ -123,6 +123,12 @@ std::size_t run_hidden_cases() {
 }  // namespace
 
 TEST_CASE("hidden cases: instructor-supplied cases (COURSE_HIDDEN_DIR)") {
+  // One built-in case in the instructor's format runs first, so that this test case grades the
+  // student's code even when no hidden cases are installed (it must never pass on its own).
+  const nlohmann::json example = nlohmann::json::parse(
+      R"({"op": "fold", "n": 2, "c": 2, "h": 6, "w": 5, "out": 3, "kernel": 3, "pad": 1, "stride": 2, "eps": 0.001})");
+  course::Rng rng = grader::case_rng("lab04 hidden built-in example");
+  run_case(HiddenCase(example, 0), rng);
   const std::size_t ran = run_hidden_cases();
   if (ran > 0) MESSAGE("ran " << ran << " hidden case(s) for " << std::string(kLab));
 }

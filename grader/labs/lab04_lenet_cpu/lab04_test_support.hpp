@@ -19,6 +19,7 @@
 #include "course/tensor.hpp"
 #include "lab04_reference.hpp"
 #include "labs/lab04_lenet_cpu.hpp"
+#include "sweep.hpp"
 #include "testkit.hpp"
 
 namespace lab04_tests {

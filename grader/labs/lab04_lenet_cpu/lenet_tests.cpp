@@ -216,68 +216,6 @@ TEST_CASE("lenet: the lecture's model facts (416,520 multiply-adds, 61,794 -> 61
   CHECK(folded == 61706);
 }
 
-TEST_CASE("lenet: fold_lenet folds both batch-norms with the file's epsilon") {
-  const lab04_tests::Model& model = lab04_tests::mnist_model();
-  const ln::Weights& w = model.weights;
-  const lab04::FoldedLeNet net = lab04::fold_lenet(w);
-  const lab04::FoldedLeNet expected = golden_folded_net(w);
-  grader::check_tensor("folded conv1 weight", net.conv1_weight, expected.conv1_weight, lab04_tests::kLayerTolerance);
-  grader::check_tensor("folded conv1 bias", net.conv1_bias, expected.conv1_bias, lab04_tests::kLayerTolerance);
-  grader::check_tensor("folded conv2 weight", net.conv2_weight, expected.conv2_weight, lab04_tests::kLayerTolerance);
-  grader::check_tensor("folded conv2 bias", net.conv2_bias, expected.conv2_bias, lab04_tests::kLayerTolerance);
-  grader::check_tensor("fc1 weight (unchanged)", net.fc1_weight, w.at("fc1.weight"), {0.0, 0.0});
-  grader::check_tensor("fc2 bias (unchanged)", net.fc2_bias, w.at("fc2.bias"), {0.0, 0.0});
-  grader::check_tensor("fc3 weight (unchanged)", net.fc3_weight, w.at("fc3.weight"), {0.0, 0.0});
-}
-
-TEST_CASE("lenet: random weights, a non-default batch-norm epsilon and small batches") {
-  course::Rng rng = grader::case_rng("lenet: random weights");
-  for (double eps : {1e-3, 0.02}) {
-    const ln::Weights w = random_weights(rng, eps);
-    const std::string label = "random weights, eps " + std::to_string(eps);
-    // The folded forward pass alone first, with parameters folded by the reference.
-    const lab04::FoldedLeNet reference_net = golden_folded_net(w);
-    const Tensor images = rng.tensor({3, 1, 28, 28}, 0.0f, 1.0f);
-    const Tensor expected = golden::lenet_forward(w, images);
-    Tensor logits = grader::poisoned({3, ln::kNumClasses});
-    lab04::lenet_forward_folded(reference_net, images, logits);
-    grader::check_tensor("folded pass with the reference's folded parameters, " + label, logits, expected,
-                         kRandomLogitTolerance);
-
-    const lab04::FoldedLeNet net = lab04::fold_lenet(w);
-    for (std::int64_t n : {1, 3}) {
-      const Tensor x = n == 3 ? images : rng.tensor({n, 1, 28, 28}, 0.0f, 1.0f);
-      const Tensor want = n == 3 ? expected : golden::lenet_forward(w, x);
-      Tensor unfolded = grader::poisoned({n, ln::kNumClasses});
-      lab04::lenet_forward(w, x, unfolded);
-      grader::check_tensor("unfolded, " + label + ", N=" + std::to_string(n), unfolded, want, kRandomLogitTolerance);
-      Tensor folded = grader::poisoned({n, ln::kNumClasses});
-      lab04::lenet_forward_folded(net, x, folded);
-      grader::check_tensor("folded, " + label + ", N=" + std::to_string(n), folded, want, kRandomLogitTolerance);
-    }
-    // One logits buffer, two different batches: a result cached from the first call would fail.
-    const Tensor a = rng.tensor({2, 1, 28, 28}, 0.0f, 1.0f), b = rng.tensor({2, 1, 28, 28}, 0.0f, 1.0f);
-    const Tensor expected_b = golden::lenet_forward(w, b);
-    Tensor reused = grader::poisoned({2, ln::kNumClasses});
-    lab04::lenet_forward(w, a, reused);
-    lab04::lenet_forward(w, b, reused);
-    grader::check_tensor("unfolded, second batch on the same logits buffer, " + label, reused, expected_b,
-                         kRandomLogitTolerance);
-    lab04::lenet_forward_folded(net, a, reused);
-    lab04::lenet_forward_folded(net, b, reused);
-    grader::check_tensor("folded, second batch on the same logits buffer, " + label, reused, expected_b,
-                         kRandomLogitTolerance);
-  }
-}
-
-TEST_CASE("lenet: MNIST test split (folded: exact accuracy; unfolded == folded == golden == PyTorch)") {
-  check_model(lab04_tests::mnist_model(), lab04_tests::mnist_model().test.images.dim(0), 500);
-}
-
-TEST_CASE("lenet: Fashion-MNIST (first 1,000 images: unfolded == folded == golden == PyTorch)") {
-  check_model(lab04_tests::fashion_model(), 1000, 300);
-}
-
 TEST_CASE("lenet: wrong image and logits shapes are rejected") {
   const lab04_tests::Model& model = lab04_tests::mnist_model();
   const Tensor images(Shape{2, 1, 28, 28}, 0.5f);
@@ -361,4 +299,86 @@ TEST_CASE("classes: NaN logits, wrong shapes and label counts are rejected") {
   grader::check_rejects("1-D logits", [&] { lab04::predicted_classes(Tensor(Shape{10}, 0.0f)); }, "logits");
   grader::check_rejects("zero classes", [&] { lab04::predicted_classes(Tensor(Shape{3, 0})); }, "logits");
   grader::check_rejects("too few labels", [&] { lab04::count_correct(Tensor(Shape{3, 10}, 0.0f), {1, 2}); }, "labels");
+}
+
+TEST_CASE("classes: every small shape (N <= 3, K <= 6), with ties") {
+  // Logits drawn from {0, 1, 2}: ties are everywhere, and the first largest index must win.
+  course::Rng rng = grader::case_rng("classes sweep");
+  grader::Sweep sweep("predicted_classes over every small shape");
+  for (std::int64_t n = 1; n <= 3 && sweep.running(); ++n)
+    for (std::int64_t k = 1; k <= 6 && sweep.running(); ++k) {
+      Tensor logits(Shape{n, k});
+      for (float& v : logits.values()) v = static_cast<float>(rng.integer(0, 2));
+      sweep.run("logits " + course::shape_to_string(logits.shape()), [&]() -> std::string {
+        const std::vector<int> got = lab04::predicted_classes(logits), want = golden_predictions(logits);
+        for (std::size_t row = 0; row < want.size(); ++row)
+          if (row >= got.size() || got[row] != want[row])
+            return "row " + std::to_string(row) + ": expected class " + std::to_string(want[row]) + ", got " +
+                   (row < got.size() ? std::to_string(got[row]) : std::string("no row"));
+        return got.size() == want.size() ? "" : std::to_string(got.size()) + " predictions for " + std::to_string(want.size()) + " rows";
+      });
+    }
+  sweep.finish(18);
+}
+
+TEST_CASE("lenet: fold_lenet folds both batch-norms with the file's epsilon") {
+  const lab04_tests::Model& model = lab04_tests::mnist_model();
+  const ln::Weights& w = model.weights;
+  const lab04::FoldedLeNet net = lab04::fold_lenet(w);
+  const lab04::FoldedLeNet expected = golden_folded_net(w);
+  grader::check_tensor("folded conv1 weight", net.conv1_weight, expected.conv1_weight, lab04_tests::kLayerTolerance);
+  grader::check_tensor("folded conv1 bias", net.conv1_bias, expected.conv1_bias, lab04_tests::kLayerTolerance);
+  grader::check_tensor("folded conv2 weight", net.conv2_weight, expected.conv2_weight, lab04_tests::kLayerTolerance);
+  grader::check_tensor("folded conv2 bias", net.conv2_bias, expected.conv2_bias, lab04_tests::kLayerTolerance);
+  grader::check_tensor("fc1 weight (unchanged)", net.fc1_weight, w.at("fc1.weight"), {0.0, 0.0});
+  grader::check_tensor("fc2 bias (unchanged)", net.fc2_bias, w.at("fc2.bias"), {0.0, 0.0});
+  grader::check_tensor("fc3 weight (unchanged)", net.fc3_weight, w.at("fc3.weight"), {0.0, 0.0});
+}
+
+TEST_CASE("lenet: random weights, a non-default batch-norm epsilon and small batches") {
+  course::Rng rng = grader::case_rng("lenet: random weights");
+  for (double eps : {1e-3, 0.02}) {
+    const ln::Weights w = random_weights(rng, eps);
+    const std::string label = "random weights, eps " + std::to_string(eps);
+    // The folded forward pass alone first, with parameters folded by the reference.
+    const lab04::FoldedLeNet reference_net = golden_folded_net(w);
+    const Tensor images = rng.tensor({3, 1, 28, 28}, 0.0f, 1.0f);
+    const Tensor expected = golden::lenet_forward(w, images);
+    Tensor logits = grader::poisoned({3, ln::kNumClasses});
+    lab04::lenet_forward_folded(reference_net, images, logits);
+    grader::check_tensor("folded pass with the reference's folded parameters, " + label, logits, expected,
+                         kRandomLogitTolerance);
+
+    const lab04::FoldedLeNet net = lab04::fold_lenet(w);
+    for (std::int64_t n : {1, 3}) {
+      const Tensor x = n == 3 ? images : rng.tensor({n, 1, 28, 28}, 0.0f, 1.0f);
+      const Tensor want = n == 3 ? expected : golden::lenet_forward(w, x);
+      Tensor unfolded = grader::poisoned({n, ln::kNumClasses});
+      lab04::lenet_forward(w, x, unfolded);
+      grader::check_tensor("unfolded, " + label + ", N=" + std::to_string(n), unfolded, want, kRandomLogitTolerance);
+      Tensor folded = grader::poisoned({n, ln::kNumClasses});
+      lab04::lenet_forward_folded(net, x, folded);
+      grader::check_tensor("folded, " + label + ", N=" + std::to_string(n), folded, want, kRandomLogitTolerance);
+    }
+    // One logits buffer, two different batches: a result cached from the first call would fail.
+    const Tensor a = rng.tensor({2, 1, 28, 28}, 0.0f, 1.0f), b = rng.tensor({2, 1, 28, 28}, 0.0f, 1.0f);
+    const Tensor expected_b = golden::lenet_forward(w, b);
+    Tensor reused = grader::poisoned({2, ln::kNumClasses});
+    lab04::lenet_forward(w, a, reused);
+    lab04::lenet_forward(w, b, reused);
+    grader::check_tensor("unfolded, second batch on the same logits buffer, " + label, reused, expected_b,
+                         kRandomLogitTolerance);
+    lab04::lenet_forward_folded(net, a, reused);
+    lab04::lenet_forward_folded(net, b, reused);
+    grader::check_tensor("folded, second batch on the same logits buffer, " + label, reused, expected_b,
+                         kRandomLogitTolerance);
+  }
+}
+
+TEST_CASE("lenet: MNIST test split (folded: exact accuracy; unfolded == folded == golden == PyTorch)") {
+  check_model(lab04_tests::mnist_model(), lab04_tests::mnist_model().test.images.dim(0), 500);
+}
+
+TEST_CASE("lenet: Fashion-MNIST (first 1,000 images: unfolded == folded == golden == PyTorch)") {
+  check_model(lab04_tests::fashion_model(), 1000, 300);
 }

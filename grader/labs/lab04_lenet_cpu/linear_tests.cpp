@@ -33,15 +33,6 @@ TEST_CASE("linear: the lecture's flatten example picks element (c=3, h=2, w=4) a
   grader::check_tensor("one-hot rows, second input", y, Tensor(Shape{1, 2}, {7.0f, -2.0f}), {0.0, 0.0});
 }
 
-TEST_CASE("linear: random non-square shapes match the golden reference") {
-  course::Rng rng = grader::case_rng("linear: random shapes");
-  for (int i = 0; i < 25; ++i) {
-    int in = rng.integer(1, 64), out = rng.integer(1, 64);
-    if (in == out) ++out;  // square weights hide a transposed index
-    lab04_tests::check_linear_case("linear random case " + std::to_string(i), rng.integer(1, 6), in, out, rng);
-  }
-}
-
 TEST_CASE("linear: LeNet's three layers and degenerate sizes") {
   course::Rng rng = grader::case_rng("linear: LeNet shapes");
   lab04_tests::check_linear_case("fc1 400 -> 120", 3, 400, 120, rng);
@@ -78,4 +69,42 @@ TEST_CASE("linear: wrong shapes are rejected") {
     Tensor wrong(Shape{4, 2});
     lab04::linear_forward(x, w, b, wrong);
   }, "output");
+  // Every extent at least 1, as in the earlier labs.
+  grader::check_rejects("no input features", [&] {
+    Tensor out(Shape{2, 4});
+    lab04::linear_forward(Tensor(Shape{2, 0}), Tensor(Shape{4, 0}), b, out);
+  }, "input");
+  grader::check_rejects("empty batch", [&] {
+    Tensor out(Shape{0, 4});
+    lab04::linear_forward(Tensor(Shape{0, 6}), w, b, out);
+  }, "input");
+  grader::check_rejects("no outputs", [&] {
+    Tensor out(Shape{2, 0});
+    lab04::linear_forward(x, Tensor(Shape{0, 6}), Tensor(Shape{0}), out);
+  }, "weight");
+}
+
+TEST_CASE("linear: every small shape (N <= 3, IN, OUT <= 6)") {
+  course::Rng rng = grader::case_rng("linear sweep");
+  grader::Sweep sweep("linear_forward over every small shape");
+  for (std::int64_t n = 1; n <= 3 && sweep.running(); ++n)
+    for (std::int64_t in = 1; in <= 6 && sweep.running(); ++in)
+      for (std::int64_t out = 1; out <= 6 && sweep.running(); ++out) {
+        const Tensor x = rng.tensor({n, in}), w = rng.tensor({out, in}), b = rng.tensor({out});
+        sweep.run("input " + course::shape_to_string(x.shape()) + ", weight " + course::shape_to_string(w.shape()), [&] {
+          Tensor y = grader::poisoned({n, out});
+          lab04::linear_forward(x, w, b, y);
+          return grader::mismatch(y, golden::lab04_linear(x, w, b), lab04_tests::kLinearTolerance);
+        });
+      }
+  sweep.finish(108);
+}
+
+TEST_CASE("linear: random non-square shapes match the golden reference") {
+  course::Rng rng = grader::case_rng("linear: random shapes");
+  for (int i = 0; i < 25; ++i) {
+    int in = rng.integer(1, 64), out = rng.integer(1, 64);
+    if (in == out) ++out;  // square weights hide a transposed index
+    lab04_tests::check_linear_case("linear random case " + std::to_string(i), rng.integer(1, 6), in, out, rng);
+  }
 }

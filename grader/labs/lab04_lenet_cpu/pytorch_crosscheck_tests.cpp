@@ -1,6 +1,7 @@
-// Lab 04 tests: the golden reference AND the student's layers against values computed by PyTorch
+// Lab 04 tests: the student's layers against values computed by PyTorch
 // (grader/fixtures/lab04_layers.safetensors, written by data/tools/fixtures_lab04.py). The
-// whole-network cross-check against PyTorch's logits is in lenet_tests.cpp.
+// whole-network cross-check against PyTorch's logits is in lenet_tests.cpp; the golden reference's
+// own check against these fixtures is in grader/reference/tests/.
 #include <cstdlib>
 #include <string>
 
@@ -19,16 +20,9 @@ double fixture_eps() { return std::strtod(grader::fixture_file(kFixtureFile).met
 
 }  // namespace
 
-TEST_CASE("pytorch: the fixture records the non-default eps 1e-3") {
-  CHECK(fixture_eps() == doctest::Approx(1e-3));
-}
-
 TEST_CASE("pytorch: batch-norm in eval mode (nn.BatchNorm2d, eps 1e-3)") {
   const Tensor x = fx("bn_input");
   const Tensor expected = fx("bn_output");
-  grader::check_tensor("golden batch-norm vs PyTorch",
-                       golden::lab04_batchnorm(x, fx("bn_gamma"), fx("bn_beta"), fx("bn_mean"), fx("bn_var"), fixture_eps()),
-                       expected, lab04_tests::kLayerTolerance);
   Tensor actual = grader::poisoned(x.shape());
   lab04::batchnorm_inference(x, fx("bn_gamma"), fx("bn_beta"), fx("bn_mean"), fx("bn_var"), fixture_eps(), actual);
   grader::check_tensor("student batch-norm vs PyTorch", actual, expected, lab04_tests::kLayerTolerance);
@@ -38,17 +32,7 @@ TEST_CASE("pytorch: folding (torch.nn.utils.fusion.fuse_conv_bn_weights) and con
   const Tensor w = fx("conv_weight");
   const Tensor b = fx("conv_bias");
   const double eps = fixture_eps();
-  const golden::Lab04FoldedConv gold =
-      golden::lab04_fold_batchnorm(w, b, fx("fold_gamma"), fx("fold_beta"), fx("fold_mean"), fx("fold_var"), eps);
-  grader::check_tensor("golden folded weight vs PyTorch", gold.weight, fx("fold_weight"), lab04_tests::kLayerTolerance);
-  grader::check_tensor("golden folded bias vs PyTorch", gold.bias, fx("fold_bias"), lab04_tests::kLayerTolerance);
-
-  // PyTorch's unfolded conv (padding 1) -> batch-norm, against golden conv -> golden batch-norm.
   const Tensor x = fx("conv_input");
-  const Tensor golden_unfolded = golden::lab04_batchnorm(golden::lab04_conv2d(x, w, b, 1, 1), fx("fold_gamma"),
-                                                         fx("fold_beta"), fx("fold_mean"), fx("fold_var"), eps);
-  grader::check_tensor("golden conv -> batch-norm vs PyTorch", golden_unfolded, fx("conv_bn_output"), {1e-4, 1e-4});
-
   Tensor folded_w = grader::poisoned(w.shape()), folded_b = grader::poisoned(b.shape());
   lab04::fold_batchnorm(w, b, fx("fold_gamma"), fx("fold_beta"), fx("fold_mean"), fx("fold_var"), eps, folded_w, folded_b);
   grader::check_tensor("student folded weight vs PyTorch", folded_w, fx("fold_weight"), lab04_tests::kLayerTolerance);
@@ -60,8 +44,6 @@ TEST_CASE("pytorch: folding (torch.nn.utils.fusion.fuse_conv_bn_weights) and con
 TEST_CASE("pytorch: linear layer (F.linear)") {
   const Tensor x = fx("linear_input");
   const Tensor expected = fx("linear_output");
-  grader::check_tensor("golden linear vs PyTorch", golden::lab04_linear(x, fx("linear_weight"), fx("linear_bias")),
-                       expected, lab04_tests::kLinearTolerance);
   Tensor actual = grader::poisoned(expected.shape());
   lab04::linear_forward(x, fx("linear_weight"), fx("linear_bias"), actual);
   grader::check_tensor("student linear vs PyTorch", actual, expected, lab04_tests::kLinearTolerance);
