@@ -88,6 +88,18 @@ def source_of(command):
     return None
 
 
+def check_no_links(lab_dir):
+    """A submission is regular files only: a symbolic link (to a solution, a reference, another
+    student's work) is refused, the lab folder itself included."""
+    if os.path.islink(lab_dir.rstrip("/")):
+        fail(f"{lab_dir} is a symbolic link: submit the folder itself")
+    for root, dirs, files in os.walk(lab_dir):
+        for name in dirs + files:
+            path = os.path.join(root, name)
+            if os.path.islink(path):
+                fail(f"{path} is a symbolic link: submit the file itself")
+
+
 def read_depfile(path):
     with open(path, encoding="utf-8", errors="replace") as f:
         text = f.read().replace("\\\n", " ")
@@ -124,6 +136,8 @@ def main():
         sys.exit(run_limited(command))
 
     source = source_of(command)
+    if sources is not None:
+        check_no_links(sys.argv[sys.argv.index("--sources") + 1])
     if source is not None and sources is not None:
         if os.path.islink(source):
             fail(f"{source} is a symbolic link: submit the file itself")

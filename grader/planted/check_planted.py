@@ -9,6 +9,14 @@ Each folder grader/planted/<fault>/ holds fault.json:
     what     one line: the mistake
     also     other labs copied unchanged into the same submission (the labs the faulty lab builds
              on, e.g. lab04 uses lab02, lab03); they must still pass
+  optional:
+    status   "failed" (default) or "passed": an honest-but-unusual submission that must pass
+    forbid   texts that must NOT appear in the report (e.g. an escape character, "LEAKED")
+    symlink  true: the file becomes a symbolic link to the untouched solution file
+    transform "crlf_bom": the file is rewritten with CRLF line ends and a UTF-8 byte-order mark
+    no_metrics true: the lab must report no leaderboard metric
+  In "replace" texts, {SOURCE_DIR} and {BUILD_DIR} stand for the course tree and the build tree
+  (attacks aimed at them).
 
 The script builds one folder of submissions -- the untouched solutions, and per fault a copy of
 the faulty lab (plus the labs it uses) with the edits applied -- grades it with ONE
@@ -22,6 +30,7 @@ Exit code 0 when every fault is caught for the right reason and the solutions pa
 """
 import argparse
 import json
+import os
 import pathlib
 import shutil
 import subprocess
@@ -39,15 +48,43 @@ def load_faults(planted_dir):
     return faults
 
 
-def apply_edits(path, edits, fault):
+def apply_edits(path, edits, fault, places):
     text = path.read_text()
     for edit in edits:
         count = text.count(edit["find"])
         if count != 1:
             sys.exit(f"planted fault {fault}: the text to replace occurs {count} times in {path} "
                      f"(the solution changed? update grader/planted/{fault}/fault.json):\n{edit['find']}")
-        text = text.replace(edit["find"], edit["replace"])
+        replace = edit["replace"]
+        for key, value in places.items():
+            replace = replace.replace("{" + key + "}", value)
+        text = text.replace(edit["find"], replace)
     path.write_text(text)
+
+
+def apply_fault(spec, target, original, fault, places):
+    apply_edits(target, spec["edits"], fault, places)
+    if spec.get("symlink"):
+        target.unlink()
+        target.symlink_to(original.resolve())
+    if spec.get("transform") == "crlf_bom":
+        text = target.read_text().replace("\r\n", "\n").replace("\n", "\r\n")
+        target.write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
+
+
+# A planted daemon names itself this way; none may outlive the grading run.
+DAEMON_NAME = "course-daemon"
+
+
+def stray_daemons():
+    found = []
+    for status in pathlib.Path("/proc").glob("[0-9]*/comm"):
+        try:
+            if status.read_text().strip() == DAEMON_NAME:
+                found.append(status.parent.name)
+        except OSError:
+            pass
+    return found
 
 
 def main():
@@ -70,22 +107,37 @@ def main():
         shutil.rmtree(subs)
     subs.mkdir(parents=True)
     shutil.copytree(solutions, subs / "solutions_untouched", copy_function=shutil.copy)
+    # Folder names a batch must cope with: every one of these is graded like any other.
+    odd_name = "odd = name; ü ç"
+    shutil.copytree(solutions / "lab01_conv2d", subs / odd_name / "lab01_conv2d", copy_function=shutil.copy)
+    places = {"SOURCE_DIR": str(args.source_dir.resolve()), "BUILD_DIR": str(args.build_dir.resolve())}
     for name, spec in faults.items():
         for lab in [spec["lab"], *spec.get("also", [])]:
             shutil.copytree(solutions / lab, subs / name / lab, copy_function=shutil.copy)
-        apply_edits(subs / name / spec["lab"] / spec["file"], spec["edits"], name)
+        apply_fault(spec, subs / name / spec["lab"] / spec["file"], solutions / spec["lab"] / spec["file"], name, places)
 
     results_path = args.work_dir / "planted_results.json"
     command = [args.grader, "grade", "--submissions", str(subs), "--source-dir", str(args.source_dir),
                "--build-dir", str(args.build_dir), "--json", str(results_path), "--timeout", args.timeout,
                "--memory-mb", "1024", "--jobs", args.jobs]
     print("running:", " ".join(command), flush=True)
-    completed = subprocess.run(command)
+    # A planted compiler bomb costs this long, not the default 300 s.
+    env = dict(os.environ, COURSE_BUILD_TIMEOUT_S="30")
+    completed = subprocess.run(command, env=env)
     if completed.returncode not in (0, 1):
         sys.exit(f"the grader failed to run (exit code {completed.returncode})")
     results = json.loads(results_path.read_text())["submissions"]
 
     problems = []
+    daemons = stray_daemons()
+    if daemons:
+        problems.append(f"planted daemons outlived the grading run: pids {daemons}")
+        for pid in daemons:
+            subprocess.run(["kill", "-9", pid])
+    odd = [r for key, r in results.items() if key not in faults and key != "solutions_untouched"]
+    if len(odd) != 1 or any(t.get("status") != "passed" for t in odd[0]["tests"]
+                            if t["name"].split(" ")[0] == "lab01_conv2d"):
+        problems.append(f"the submission in the folder {odd_name!r} was not graded as passing: {list(results)}")
     untouched = results["solutions_untouched"]["tests"]
     for test in untouched:
         if test.get("status") == "failed":
@@ -99,7 +151,14 @@ def main():
         test = lab_tests[0]
         output = test["output"]
         missing = [e for e in spec["expect"] if e not in output]
-        caught = test.get("status") == "failed" and not missing
+        missing += [f"no {f!r}" for f in spec.get("forbid", []) if f in json.dumps(test)]
+        if spec.get("no_metrics") and test.get("extra_data", {}).get("metrics"):
+            missing.append("no metrics")
+        if spec.get("no_metrics"):
+            board = results[name].get("leaderboard", [])
+            if board:
+                missing.append(f"an empty leaderboard, not {board}")
+        caught = test.get("status") == spec.get("status", "failed") and not missing
         first_line = output.splitlines()[0] if output else ""
         print(f"{name:40} {spec['lab']:28} {'yes' if caught else 'NO '}  {first_line[:110]}")
         if not caught:
@@ -114,7 +173,8 @@ def main():
     if problems:
         print("\nPROBLEMS:\n" + "\n\n".join(problems), file=sys.stderr)
         return 1
-    print(f"\nall {len(faults)} planted faults caught; the untouched solutions pass")
+    print(f"\nall {len(faults)} planted faults caught (honest-but-unusual ones passed); the untouched solutions "
+          f"and the oddly named submission pass")
     return 0
 
 

@@ -179,7 +179,8 @@ class Worker {
 
     std::vector<std::string> argv = plan.prefix;
     if (plan.mode == "none") argv.push_back(worker);
-    std::vector<std::string> env = {"PATH=/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8"};
+    std::vector<std::string> env = {"PATH=/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8",
+                                    "COURSE_WORKER_MEMORY_MB=" + std::to_string(options().gpu ? 0 : options().memory_mb)};
     for (const char* keep : {"CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "LD_LIBRARY_PATH"})
       if (const char* v = std::getenv(keep)) env.push_back(std::string(keep) + "=" + v);
     std::vector<char*> args, envp;

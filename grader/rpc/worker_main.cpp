@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cxxabi.h>
 #include <iostream>
+#include <new>
 #include <string>
 #include <typeinfo>
 
@@ -93,6 +94,13 @@ int main() {
       reply = error_reply(ReplyStatus::not_implemented, e.what());
     } catch (const course::Error& e) {
       reply = error_reply(ReplyStatus::course_error, e.what());
+    } catch (const std::bad_alloc&) {
+      const char* limit = std::getenv("COURSE_WORKER_MEMORY_MB");
+      reply = error_reply(ReplyStatus::other_exception,
+                          std::string("std::bad_alloc: an allocation failed") +
+                              (limit != nullptr && std::string(limit) != "0"
+                                   ? std::string(": over the worker's memory limit of ") + limit + " MiB"
+                                   : std::string()));
     } catch (const ProtocolError& e) {
       reply = error_reply(ReplyStatus::bad_request, e.what());
     } catch (const std::exception& e) {

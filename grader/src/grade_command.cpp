@@ -204,6 +204,7 @@ int run_grade(const GradeOptions& o) {
   GradeRun run;
   run.seed = choose_seed();
   run.points_per_lab = o.points;
+  run.hidden_cases = !o.hidden_dir.empty();
   run.regrade_command = plan.regrade_command;
   const GpuProbe gpu = probe_gpu();
   run.has_gpu = gpu.available;
@@ -215,6 +216,12 @@ int run_grade(const GradeOptions& o) {
   settings.seed = run.seed;
   settings.has_gpu = gpu.available;
   settings.gpu_reason = gpu.reason;
+  settings.hide_from_worker = {absolute(o.source_dir), absolute(o.build_dir), plan.build_dir};
+  if (!settings.hidden_dir.empty()) settings.hide_from_worker.push_back(settings.hidden_dir);
+  for (const auto& sub : plan.submissions) {
+    settings.hide_from_worker.push_back(absolute(sub.folder));
+    settings.hide_from_worker.push_back(fs::path(absolute(sub.folder)).parent_path().string());
+  }
 
   TerminalReport terminal(stdout, TerminalReport::wants_colour(stdout), TerminalReport::is_terminal(stdout));
   bool gpu_labs = false;

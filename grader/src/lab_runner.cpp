@@ -1,5 +1,6 @@
 #include "lab_runner.hpp"
 
+#include <algorithm>
 #include <vector>
 
 #include "verdict.hpp"
@@ -24,6 +25,14 @@ LabResult run_lab(const ManifestLab& lab, const std::string& program, const LabR
   SandboxRequest request;
   request.limits = context.limits;
   request.set_env.emplace_back("COURSE_SEED", std::to_string(settings.seed));
+  // One call of student code may take half the lab's time: a hang fails its test case with a
+  // message naming the function, well before the whole lab times out.
+  const double call_timeout = settings.timeout_s > 0 ? std::max(1.0, settings.timeout_s / 2) : 0;
+  if (call_timeout > 0) request.set_env.emplace_back("COURSE_CALL_TIMEOUT_S", std::to_string(call_timeout));
+  request.set_env.emplace_back("COURSE_WORKER_MEMORY_MB", std::to_string(settings.memory_mb));
+  std::string hide;
+  for (const std::string& path : settings.hide_from_worker) hide += (hide.empty() ? "" : ":") + path;
+  request.set_env.emplace_back("COURSE_SANDBOX_HIDE", hide);
   if (settings.hidden_dir.empty())
     request.unset_env.push_back("COURSE_HIDDEN_DIR");  // never pick up a stray one from the caller
   else

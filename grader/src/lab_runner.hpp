@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "manifest.hpp"
 #include "results.hpp"
@@ -18,6 +19,9 @@ struct LabRunSettings {
   std::uint64_t seed = 0;      ///< passed as COURSE_SEED
   bool has_gpu = false;        ///< the grader's own check
   std::string gpu_reason;
+  /// Folders the lab's worker must not see (COURSE_SANDBOX_HIDE): the course tree, the build
+  /// tree, every submission (others' work), the hidden cases.
+  std::vector<std::string> hide_from_worker;
 };
 
 /// The sandbox limits for a lab: address-space limit for CPU labs, RSS watch for GPU labs.

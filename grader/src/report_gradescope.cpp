@@ -8,7 +8,7 @@ namespace course_grader {
 
 namespace {
 
-std::string lab_output(const LabResult& lab) {
+std::string lab_output(const LabResult& lab, bool hidden_cases) {
   std::ostringstream out;
   if (lab.status == LabStatus::passed) out << "Passed: " << lab.cases_passed() << " of " << lab.cases.size() << " test cases.\n";
   else out << (lab.status == LabStatus::skipped ? "Skipped: " : "Failed: ") << lab.reason << "\n";
@@ -23,7 +23,9 @@ std::string lab_output(const LabResult& lab) {
     }
   }
   for (const auto& m : lab.metrics) out << "Metric " << m.name << " = " << m.value << "\n";
-  if (lab.status == LabStatus::failed && !lab.output.empty())
+  if (lab.sandbox_degraded) out << "\nNote: " << lab.sandbox << "\n";
+  // With hidden cases the program's output could print them: it is not shown.
+  if (lab.status == LabStatus::failed && !lab.output.empty() && !hidden_cases)
     out << "\nOutput of the lab program (last part):\n" << last_part(lab.output, 6000);
   return clean_text(out.str());
 }
@@ -48,7 +50,7 @@ nlohmann::json gradescope_results(const SubmissionResult& submission, const Grad
     const LabResult& lab = submission.labs[i];
     nlohmann::json test = {{"name", lab.lab},
                            {"number", std::to_string(i + 1)},
-                           {"output", lab_output(lab)},
+                           {"output", lab_output(lab, run.hidden_cases)},
                            {"visibility", "visible"}};
     if (lab.status == LabStatus::skipped) {
       ++skipped;

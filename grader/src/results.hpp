@@ -64,6 +64,7 @@ struct GradeRun {
   bool has_gpu = false;
   std::string gpu_reason;  ///< why not, when has_gpu is false
   int points_per_lab = 10;
+  bool hidden_cases = false;  ///< --hidden ran: program output stays out of student-visible results
   double seconds = 0;
   std::string regrade_command;  ///< e.g. "./course grade" (+ the lab), for the next-step hint
 };

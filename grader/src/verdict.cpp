@@ -5,6 +5,8 @@
 #include <csignal>
 #include <sstream>
 
+#include "text_util.hpp"
+
 namespace course_grader {
 
 const char* to_string(LabStatus status) {
@@ -270,7 +272,9 @@ bool judge_listing(const JudgeContext& c, const SandboxResult& r, LabResult& out
 }
 
 void judge_run(const JudgeContext& c, const std::vector<std::string>& listed, const SandboxResult& r, LabResult& out) {
-  out.output = r.output;
+  // Everything below that came from the lab program may carry student text: printable
+  // characters only, so no report can be repainted by escape sequences.
+  out.output = clean_text(r.output);
   out.seconds = r.seconds;
   out.cases.clear();
   out.metrics.clear();
@@ -293,7 +297,8 @@ void judge_run(const JudgeContext& c, const std::vector<std::string>& listed, co
       k.passed = rec.value("status", "") == "passed";
       k.seconds = rec.value("seconds", 0.0);
       k.messages = string_list(rec.value("messages", nlohmann::json::array()));
-      k.exception = rec.value("exception", "");
+      for (std::string& m : k.messages) m = clean_text(m);
+      k.exception = clean_text(rec.value("exception", ""));
       out.cases.push_back(std::move(k));
     } else if (type == "sandbox") {
       out.sandbox = rec.value("description", "");
