@@ -20,6 +20,9 @@ namespace {
 
 }  // namespace
 
+// Your kernels go here: `static __global__ void relu_kernel(...)` etc., outside the anonymous
+// namespace (see the note in conv2d.cu).
+
 void relu_inplace([[maybe_unused]] float* d_data, [[maybe_unused]] int count, [[maybe_unused]] cudaStream_t stream) {
   // TODO 1: data[i] = max(data[i], 0) for i < count; one thread per element, bounds-checked.
   //   Validate: d_data not null ("d_data"), count >= 1 ("count").

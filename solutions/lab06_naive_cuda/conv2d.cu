@@ -20,9 +20,14 @@ void require(bool ok, const std::string& message) {
   if (!ok) throw course::Error("lab06::conv2d_forward: " + message);
 }
 
+}  // namespace
+
 // The CPU loop nest over (n, k, p, q) becomes the grid: thread i owns output element i of the
 // flat NCHW output and runs only the inner (c, r, s) loops itself.
-__global__ void conv2d_kernel(const float* input, const float* weight, const float* bias, float* output, int N,
+// `static`, outside the anonymous namespace: nvcc gives a kernel's host-side launch stub external
+// linkage even inside an anonymous namespace, and only `static` keeps it private to this file
+// (the grader allows a lab file to export lab06:: names only).
+static __global__ void conv2d_kernel(const float* input, const float* weight, const float* bias, float* output, int N,
                               int C, int H, int W, int K, int R, int S, int pad, int P, int Q) {
   // The grid is rounded UP to whole blocks, so the last block has threads past the end: they
   // must not write. The index is unsigned on purpose: with close to INT_MAX outputs the last
@@ -51,8 +56,6 @@ __global__ void conv2d_kernel(const float* input, const float* weight, const flo
   }
   output[i] = sum;
 }
-
-}  // namespace
 
 void conv2d_forward(const float* d_input, const float* d_weight, const float* d_bias, float* d_output, int N, int C,
                     int H, int W, int K, int R, int S, int pad, cudaStream_t stream) {

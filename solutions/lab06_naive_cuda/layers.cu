@@ -36,13 +36,16 @@ unsigned blocks_for(std::int64_t count) {
 /// The flat index of this thread. Unsigned: see the note in conv2d.cu.
 __device__ unsigned thread_index() { return blockIdx.x * blockDim.x + threadIdx.x; }
 
-__global__ void relu_kernel(float* data, int count) {
+}  // namespace
+
+// The kernels are `static` (file-private) rather than in the anonymous namespace: see conv2d.cu.
+static __global__ void relu_kernel(float* data, int count) {
   const unsigned i = thread_index();
   if (i >= static_cast<unsigned>(count)) return;
   data[i] = fmaxf(data[i], 0.0f);
 }
 
-__global__ void max_pool2d_kernel(const float* input, float* output, int N, int C, int H, int W, int window,
+static __global__ void max_pool2d_kernel(const float* input, float* output, int N, int C, int H, int W, int window,
                                   int stride, int P, int Q) {
   const unsigned idx = thread_index();
   if (idx >= static_cast<unsigned>(N * C * P * Q)) return;
@@ -59,7 +62,7 @@ __global__ void max_pool2d_kernel(const float* input, float* output, int N, int 
   output[i] = best;
 }
 
-__global__ void linear_kernel(const float* input, const float* weight, const float* bias, float* output, int N,
+static __global__ void linear_kernel(const float* input, const float* weight, const float* bias, float* output, int N,
                               int in_features, int out_features) {
   const unsigned idx = thread_index();
   if (idx >= static_cast<unsigned>(N * out_features)) return;
@@ -73,7 +76,7 @@ __global__ void linear_kernel(const float* input, const float* weight, const flo
   output[i] = sum;
 }
 
-__global__ void argmax_kernel(const float* logits, int* labels, int N, int classes) {
+static __global__ void argmax_kernel(const float* logits, int* labels, int N, int classes) {
   const unsigned idx = thread_index();
   if (idx >= static_cast<unsigned>(N)) return;
   const int n = static_cast<int>(idx);
@@ -84,8 +87,6 @@ __global__ void argmax_kernel(const float* logits, int* labels, int N, int class
     if (row[k] > row[best]) best = k;
   labels[n] = best;
 }
-
-}  // namespace
 
 void relu_inplace(float* d_data, int count, cudaStream_t stream) {
   require(d_data != nullptr, "relu_inplace", "d_data is null");

@@ -8,6 +8,7 @@
 #include <climits>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -21,11 +22,13 @@ namespace {
 
 using course::Tensor;
 
-/// A stream of the harness's own. Non-blocking: it does not wait for the legacy default stream,
-/// so work the student put there is not silently ordered with the harness's work.
+/// A stream of the harness's own. A blocking one (the default flags) on purpose: it is ordered
+/// with the legacy default stream, so while it is being captured into a graph, a launch the
+/// student put on the default stream breaks the capture with an error instead of running
+/// unseen outside the graph.
 class Stream {
  public:
-  Stream() { CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+  Stream() { CUDA_CHECK(cudaStreamCreate(&stream_)); }
   ~Stream() { cudaStreamDestroy(stream_); }
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
@@ -59,8 +62,8 @@ void check_cuda(cudaError_t status, const std::string& function, const char* whe
 void finish(const Stream& stream, const std::string& function) {
   check_cuda(cudaGetLastError(), function, "at the launch of a kernel in");
   check_cuda(cudaStreamSynchronize(stream.get()), function, "while the GPU ran");
-  // Work the student wrongly put on another stream: wait for it too, so that its faults are
-  // reported here and not in the next test.
+  // Work the student wrongly put on another stream of their own: wait for it too, so that its
+  // faults are reported here and not in the next test.
   check_cuda(cudaDeviceSynchronize(), function, "while the GPU ran");
 }
 
@@ -68,19 +71,51 @@ void finish(const Stream& stream, const std::string& function) {
 /// student's kernels start.
 course::DeviceBuffer<float> upload(const Tensor& t) { return course::DeviceBuffer<float>(t.values()); }
 
-/// A device output buffer of `count` elements, every byte 0xFF: NaN as a float, -1 as an int.
-template <typename T>
-course::DeviceBuffer<T> poisoned_buffer(std::size_t count) {
-  course::DeviceBuffer<T> buffer(count);
-  buffer.fill_bytes(0xFF);
-  CUDA_CHECK(cudaDeviceSynchronize());  // the memset is complete before any student kernel runs
-  return buffer;
-}
+// Every output buffer gets a guard zone of 1,024 poisoned elements after its end (more than the
+// largest block), checked after the call: a kernel without a bounds check writes past the end
+// of its output, which usually does not crash -- it silently overwrites a neighbour. Here it is
+// caught and named.
+constexpr std::size_t kGuard = 1024;
 
-void download(const course::DeviceBuffer<float>& buffer, Tensor& out) {
-  require(buffer.size() == out.numel(), "internal: output sizes differ");
-  buffer.download(out.data(), out.numel());
-}
+/// An output of `count` elements in a buffer of count + kGuard, every byte 0xFF: NaN as a
+/// float, -1 as an int.
+template <typename T>
+class GuardedOutput {
+ public:
+  explicit GuardedOutput(std::size_t count) : count_(count), buffer_(count + kGuard) {
+    buffer_.fill_bytes(0xFF);
+    CUDA_CHECK(cudaDeviceSynchronize());  // the memset is complete before any student kernel runs
+  }
+  T* get() { return buffer_.get(); }
+  std::size_t count() const { return count_; }
+  std::size_t bytes() const { return count_ * sizeof(T); }
+
+  /// Throws course::Error if `function` wrote into the guard zone.
+  void check_guard(const std::string& function) const {
+    std::vector<T> guard(kGuard);
+    CUDA_CHECK(cudaMemcpy(guard.data(), buffer_.get() + count_, kGuard * sizeof(T), cudaMemcpyDeviceToHost));
+    const auto* bytes = reinterpret_cast<const unsigned char*>(guard.data());
+    for (std::size_t j = 0; j < kGuard * sizeof(T); ++j)
+      if (bytes[j] != 0xFF)
+        throw course::Error(function + " wrote past the end of its output: element " +
+                            std::to_string(count_ + j / sizeof(T)) + " of an output of " + std::to_string(count_) +
+                            " elements (a missing bounds check, or a wrong offset?)");
+  }
+  /// Checks the guard, then copies the `count` output elements to the host.
+  void download(T* host, const std::string& function) const {
+    check_guard(function);
+    buffer_.download(host, count_);
+  }
+  std::vector<T> download(const std::string& function) const {
+    std::vector<T> host(count_);
+    download(host.data(), function);
+    return host;
+  }
+
+ private:
+  std::size_t count_;
+  course::DeviceBuffer<T> buffer_;
+};
 
 void require_rank(const Tensor& t, std::size_t rank, const std::string& name) {
   require(t.rank() == rank && t.numel() > 0,
@@ -100,21 +135,22 @@ void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, int pad, 
 
   Stream stream;
   const auto d_x = upload(x), d_w = upload(w), d_b = upload(b);
-  auto d_out = poisoned_buffer<float>(out.numel());
+  GuardedOutput<float> d_out(out.numel());
   lab06::conv2d_forward(d_x.get(), d_w.get(), d_b.get(), d_out.get(), as_int(x.dim(0), "N"), as_int(x.dim(1), "C"),
                         as_int(x.dim(2), "H"), as_int(x.dim(3), "W"), as_int(w.dim(0), "K"), as_int(w.dim(2), "R"),
                         as_int(w.dim(3), "S"), pad, stream.get());
   finish(stream, "lab06::conv2d_forward");
-  download(d_out, out);
+  d_out.download(out.data(), "lab06::conv2d_forward");
 }
 
 void relu_inplace(Tensor& data) {
   require(data.numel() > 0, "data must not be empty");
   Stream stream;
-  auto d_data = upload(data);
+  GuardedOutput<float> d_data(data.numel());
+  CUDA_CHECK(cudaMemcpy(d_data.get(), data.data(), d_data.bytes(), cudaMemcpyHostToDevice));
   lab06::relu_inplace(d_data.get(), as_int(static_cast<std::int64_t>(data.numel()), "count"), stream.get());
   finish(stream, "lab06::relu_inplace");
-  download(d_data, data);
+  d_data.download(data.data(), "lab06::relu_inplace");
 }
 
 void max_pool2d(const Tensor& x, int window, int stride, Tensor& out) {
@@ -124,11 +160,11 @@ void max_pool2d(const Tensor& x, int window, int stride, Tensor& out) {
 
   Stream stream;
   const auto d_x = upload(x);
-  auto d_out = poisoned_buffer<float>(out.numel());
+  GuardedOutput<float> d_out(out.numel());
   lab06::max_pool2d(d_x.get(), d_out.get(), as_int(x.dim(0), "N"), as_int(x.dim(1), "C"), as_int(x.dim(2), "H"),
                     as_int(x.dim(3), "W"), window, stride, stream.get());
   finish(stream, "lab06::max_pool2d");
-  download(d_out, out);
+  d_out.download(out.data(), "lab06::max_pool2d");
 }
 
 void linear_forward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& out) {
@@ -140,22 +176,22 @@ void linear_forward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& o
 
   Stream stream;
   const auto d_x = upload(x), d_w = upload(w), d_b = upload(b);
-  auto d_out = poisoned_buffer<float>(out.numel());
+  GuardedOutput<float> d_out(out.numel());
   lab06::linear_forward(d_x.get(), d_w.get(), d_b.get(), d_out.get(), as_int(x.dim(0), "N"),
                         as_int(x.dim(1), "in_features"), as_int(w.dim(0), "out_features"), stream.get());
   finish(stream, "lab06::linear_forward");
-  download(d_out, out);
+  d_out.download(out.data(), "lab06::linear_forward");
 }
 
 std::vector<int> argmax_rows(const Tensor& logits) {
   require_rank(logits, 2, "logits");
   Stream stream;
   const auto d_logits = upload(logits);
-  auto d_labels = poisoned_buffer<int>(static_cast<std::size_t>(logits.dim(0)));
+  GuardedOutput<int> d_labels(static_cast<std::size_t>(logits.dim(0)));
   lab06::argmax_rows(d_logits.get(), d_labels.get(), as_int(logits.dim(0), "N"), as_int(logits.dim(1), "classes"),
                      stream.get());
   finish(stream, "lab06::argmax_rows");
-  return d_labels.download();
+  return d_labels.download("lab06::argmax_rows");
 }
 
 namespace {
@@ -182,8 +218,8 @@ void lenet_forward(const lab04::FoldedLeNet& net, const Tensor& images, int max_
   lab06::NaiveLeNet model(net, max_batch);  // construction may upload synchronously; that is fine
   CUDA_CHECK(cudaDeviceSynchronize());
   const auto d_images = upload(images);
-  auto d_logits = poisoned_buffer<float>(logits.numel());
-  auto d_labels = poisoned_buffer<int>(static_cast<std::size_t>(total));
+  GuardedOutput<float> d_logits(logits.numel());
+  GuardedOutput<int> d_labels(static_cast<std::size_t>(total));
   // All batches back to back without waiting in between: that is how the network is meant to
   // run, and a forward() that leans on a synchronisation it does not do itself shows here.
   for (int begin = 0; begin < total; begin += max_batch) {
@@ -192,8 +228,8 @@ void lenet_forward(const lab04::FoldedLeNet& net, const Tensor& images, int max_
                   d_labels.get() + begin, stream.get());
   }
   finish(stream, "lab06::NaiveLeNet::forward");
-  download(d_logits, logits);
-  labels = d_labels.download();
+  d_logits.download(logits.data(), "lab06::NaiveLeNet::forward");
+  labels = d_labels.download("lab06::NaiveLeNet::forward");
 }
 
 void lenet_forward_captured(const lab04::FoldedLeNet& net, const Tensor& images, Tensor& logits,
@@ -204,21 +240,32 @@ void lenet_forward_captured(const lab04::FoldedLeNet& net, const Tensor& images,
   Stream stream;
   lab06::NaiveLeNet model(net, total);
   const auto d_images = upload(images);
-  auto d_logits = poisoned_buffer<float>(logits.numel());
-  auto d_labels = poisoned_buffer<int>(static_cast<std::size_t>(total));
+  GuardedOutput<float> d_logits(logits.numel());
+  GuardedOutput<int> d_labels(static_cast<std::size_t>(total));
 
   // Global mode: while the capture runs, an allocation, a synchronisation, a blocking copy or a
   // launch on the legacy default stream is an error instead of happening.
   CUDA_CHECK(cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeGlobal));
   std::string failure;
+  cudaGraph_t graph = nullptr;
+  // Whatever happens inside forward(), the capture must be ended, or the stream stays unusable.
+  const auto end_capture = [&stream, &graph] {
+    const cudaError_t status = cudaStreamEndCapture(stream.get(), &graph);
+    cudaGetLastError();  // capture errors are not sticky; clear them so that later calls start clean
+    return status;
+  };
   try {
     model.forward(d_images.get(), total, d_logits.get(), d_labels.get(), stream.get());
-  } catch (const course::Error& e) {
+  } catch (const course::NotImplemented&) {
+    end_capture();
+    if (graph != nullptr) cudaGraphDestroy(graph);
+    throw;  // "not implemented" stays what it is
+  } catch (const std::exception& e) {
     failure = e.what();
+  } catch (...) {
+    failure = "an exception that is not a std::exception";
   }
-  cudaGraph_t graph = nullptr;
-  const cudaError_t end = cudaStreamEndCapture(stream.get(), &graph);
-  cudaGetLastError();  // capture errors are not sticky; clear them so that later calls start clean
+  const cudaError_t end = end_capture();
   if (!failure.empty() || end != cudaSuccess || graph == nullptr) {
     if (graph != nullptr) cudaGraphDestroy(graph);
     if (failure.empty()) failure = std::string("the capture ended with ") + cudaGetErrorName(end) + ": " + cudaGetErrorString(end);
@@ -234,14 +281,14 @@ void lenet_forward_captured(const lab04::FoldedLeNet& net, const Tensor& images,
   // Twice, with the outputs poisoned in between: the second run must write them all again.
   cudaError_t status = cudaGraphLaunch(exec, stream.get());
   if (status == cudaSuccess) status = cudaStreamSynchronize(stream.get());
-  if (status == cudaSuccess) status = cudaMemsetAsync(d_logits.get(), 0xFF, d_logits.bytes(), stream.get());
+  if (status == cudaSuccess) status = cudaMemsetAsync(d_logits.get(), 0xFF, d_logits.bytes(), stream.get());  // outputs only, not the guards
   if (status == cudaSuccess) status = cudaMemsetAsync(d_labels.get(), 0xFF, d_labels.bytes(), stream.get());
   if (status == cudaSuccess) status = cudaGraphLaunch(exec, stream.get());
   cudaGraphExecDestroy(exec);
   check_cuda(status, "lab06::NaiveLeNet::forward", "when replaying the graph recorded from");
   finish(stream, "lab06::NaiveLeNet::forward (replayed as a CUDA graph)");
-  download(d_logits, logits);
-  labels = d_labels.download();
+  d_logits.download(logits.data(), "lab06::NaiveLeNet::forward");
+  labels = d_labels.download("lab06::NaiveLeNet::forward");
 }
 
 void call_with_arguments(const std::string& function, const std::vector<int>& sizes, const std::string& null_argument) {

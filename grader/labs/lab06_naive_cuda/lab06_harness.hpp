@@ -2,9 +2,10 @@
 //
 // GPU pointers cannot travel between processes, so the tests never call lab06:: directly. Each
 // function here validates its host tensors, allocates device buffers, poisons every device output
-// with NaN (or -1 for labels) so that an unwritten element fails, uploads the inputs, calls the
-// student's function on a stream of its own, synchronises, turns any CUDA error into a
-// course::Error naming the student's function, and downloads the result. It runs inside the
+// with NaN (or -1 for labels) so that an unwritten element fails, puts a poisoned guard zone after
+// each output so that a write past its end fails too, uploads the inputs, calls the student's
+// function on a stream of its own, synchronises, turns any CUDA error into a course::Error naming
+// the student's function, checks the guards, and downloads the result. It runs inside the
 // worker process (next to the student's code); the tests call it through the proxies.
 #pragma once
 
@@ -13,12 +14,7 @@
 
 #include "course/tensor.hpp"
 #include "labs/lab04_lenet_cpu.hpp"
-
-#if __has_include("rpc/codec.hpp")
-#include "rpc/codec.hpp"
-COURSE_RPC_FIELDS(lab04::FoldedLeNet, conv1_weight, conv1_bias, conv2_weight, conv2_bias, fc1_weight, fc1_bias,
-                  fc2_weight, fc2_bias, fc3_weight, fc3_bias)
-#endif
+#include "lenet_rpc.hpp"  // the one RPC registration of lab04::FoldedLeNet (grader/labs/)
 
 namespace lab06_harness {
 
