@@ -106,7 +106,7 @@ inline std::vector<PoolAxis> small_pool_axes(int max_input, int max_kernel) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// One JSON case (hidden cases). Keys -- see the top of hidden_case_tests.cpp.
+// One JSON case (hidden cases). Keys -- see the top of 5_hidden_case_tests.cpp.
 
 inline void run_json_case(const nlohmann::json& spec, const std::string& name) {
   INFO(name << ": " << spec.dump());

@@ -1,6 +1,6 @@
 // Lab 04 tests: the student's layers against values computed by PyTorch
 // (grader/fixtures/lab04_layers.safetensors, written by data/tools/fixtures_lab04.py). The
-// whole-network cross-check against PyTorch's logits is in lenet_tests.cpp; the golden reference's
+// whole-network cross-check against PyTorch's logits is in 6_lenet_tests.cpp; the golden reference's
 // own check against these fixtures is in grader/reference/tests/.
 #include <cstdlib>
 #include <string>

@@ -18,7 +18,7 @@
 //   bias        fold: optional boolean, default true (false = convolution without bias)
 //   name        optional label shown in failure messages
 // Each case gets random values from the run's seed and is compared with the golden reference,
-// exactly like the random cases of batchnorm_tests.cpp, fold_tests.cpp and linear_tests.cpp.
+// exactly like the random cases of 1_batchnorm_tests.cpp, 2_fold_tests.cpp and 3_linear_tests.cpp.
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
