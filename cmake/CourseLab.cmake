@@ -10,7 +10,9 @@
 #                                              for GPU labs, the trusted harness
 #     [USES <lab>...]                          earlier labs whose implementation (same variant)
 #                                              this lab builds on, e.g. lab04 uses lab02, lab03
-#     [LIBRARIES <target>...])                 extra libraries (CUDNN::cudnn, CUDA::cublas, ...)
+#     [LIBRARIES <target>...]                  extra libraries (CUDNN::cudnn, CUDA::cublas, ...)
+#     [SANITIZE_TESTS <doctest filter>]        GPU labs: the test cases the grader runs again under
+#     [SANITIZE_TOOLS memcheck racecheck ...]) compute-sanitizer (default tool: memcheck)
 #
 # Trust boundary: the student's code never runs in the test program. For every variant in
 # COURSE_VARIANTS ("name=/path/to/folder", by default exercises= and solutions=) it creates
@@ -37,20 +39,25 @@ set(COURSE_GUARD_DIR "${PROJECT_SOURCE_DIR}/grader/build_guard")
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
 
 function(course_add_lab lab)
-  cmake_parse_arguments(ARG "" "DEVICE" "STUDENT_SOURCES;TESTS;PROXY_SOURCES;WORKER_SOURCES;USES;LIBRARIES" ${ARGN})
+  cmake_parse_arguments(ARG "" "DEVICE;SANITIZE_TESTS" "STUDENT_SOURCES;TESTS;PROXY_SOURCES;WORKER_SOURCES;USES;LIBRARIES;SANITIZE_TOOLS" ${ARGN})
+  if(ARG_DEVICE STREQUAL "gpu" AND NOT ARG_SANITIZE_TOOLS)
+    set(ARG_SANITIZE_TOOLS memcheck)
+  endif()
+  if(NOT ARG_SANITIZE_TESTS)
+    set(ARG_SANITIZE_TESTS "*")
+  endif()
   if(NOT ARG_DEVICE MATCHES "^(cpu|gpu)$")
     message(FATAL_ERROR "course_add_lab(${lab}): DEVICE must be cpu or gpu")
   endif()
-  set(legacy FALSE)
   if(NOT ARG_PROXY_SOURCES OR NOT ARG_WORKER_SOURCES)
-    # Transitional only: a lab without a worker links the student's code into the test program.
-    message(AUTHOR_WARNING "course_add_lab(${lab}): no PROXY_SOURCES/WORKER_SOURCES: student code runs in the test program")
-    set(legacy TRUE)
+    message(FATAL_ERROR "course_add_lab(${lab}): PROXY_SOURCES and WORKER_SOURCES are required: student code "
+                        "runs only in the worker")
   endif()
   string(REGEX MATCH "^lab[0-9]+" lab_namespace "${lab}")
   set_property(GLOBAL APPEND PROPERTY COURSE_LABS ${lab})
   set_property(GLOBAL PROPERTY COURSE_LAB_DEVICE_${lab} ${ARG_DEVICE})
   set_property(GLOBAL PROPERTY COURSE_LAB_SOURCES_${lab} "${ARG_STUDENT_SOURCES}")
+  set_property(GLOBAL PROPERTY COURSE_LAB_SANITIZE_TOOLS_${lab} "${ARG_SANITIZE_TOOLS}")
   set(lab_test_dirs "${PROJECT_SOURCE_DIR}/grader" "${PROJECT_SOURCE_DIR}/grader/labs" "${CMAKE_CURRENT_SOURCE_DIR}")
 
   # The tests, the runner and the proxies are compiled once and linked into every variant's
@@ -60,16 +67,17 @@ function(course_add_lab lab)
   target_include_directories(${tests_obj} PRIVATE "${PROJECT_SOURCE_DIR}/grader/reference" "${PROJECT_SOURCE_DIR}/grader/testkit" ${lab_test_dirs})
   target_link_libraries(${tests_obj} PRIVATE course::common course_testkit course_rpc course_warnings doctest::doctest ${ARG_LIBRARIES})
   target_compile_definitions(${tests_obj} PRIVATE
-    COURSE_LAB_NAME="${lab}" COURSE_LAB_DEVICE_IS_GPU=$<STREQUAL:${ARG_DEVICE},gpu> $<$<NOT:$<BOOL:${legacy}>>:COURSE_LAB_USES_WORKER=1>
-    COURSE_DATA_DIR="${COURSE_DATA_DIR}" COURSE_FIXTURE_DIR="${PROJECT_SOURCE_DIR}/grader/fixtures")
+    COURSE_LAB_NAME="${lab}" COURSE_LAB_DEVICE_IS_GPU=$<STREQUAL:${ARG_DEVICE},gpu> COURSE_LAB_USES_WORKER=1
+    COURSE_DATA_DIR="${COURSE_DATA_DIR}" COURSE_FIXTURE_DIR="${PROJECT_SOURCE_DIR}/grader/fixtures"
+    COURSE_SANITIZE_TESTS="${ARG_SANITIZE_TESTS}")
   set(proxies_obj ${lab}__proxies_obj)
-  add_library(${proxies_obj} OBJECT ${ARG_PROXY_SOURCES} ${COURSE_GUARD_DIR}/empty.cpp)
+  add_library(${proxies_obj} OBJECT ${ARG_PROXY_SOURCES})
   target_include_directories(${proxies_obj} PRIVATE ${lab_test_dirs})
   target_link_libraries(${proxies_obj} PRIVATE course::common course_rpc course_warnings ${ARG_LIBRARIES})
 
   # The worker's trusted part: endpoints (and a GPU lab's harness), compiled once.
   set(endpoints_obj ${lab}__endpoints_obj)
-  add_library(${endpoints_obj} OBJECT ${ARG_WORKER_SOURCES} ${COURSE_GUARD_DIR}/empty.cpp)
+  add_library(${endpoints_obj} OBJECT ${ARG_WORKER_SOURCES})
   target_include_directories(${endpoints_obj} PRIVATE ${lab_test_dirs})
   target_link_libraries(${endpoints_obj} PRIVATE course::common course_warnings ${ARG_LIBRARIES})
 
@@ -131,9 +139,6 @@ function(course_add_lab lab)
     set(exe ${lab}__${variant})
     add_executable(${exe} $<TARGET_OBJECTS:${tests_obj}> $<TARGET_OBJECTS:${proxies_obj}> ${proxy_objects})
     target_link_libraries(${exe} PRIVATE course_testkit course_rpc course::common doctest::doctest ${ARG_LIBRARIES})
-    if(legacy)
-      target_link_libraries(${exe} PRIVATE ${impl})
-    endif()
     target_link_options(${exe} PRIVATE -s)
     set_target_properties(${exe} PROPERTIES
       OUTPUT_NAME ${lab}

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <dirent.h>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -97,9 +98,52 @@ rlim_t processes_of_this_user() {
   return count;
 }
 
+// The worker's stdout and stderr come through a pipe: copied to this program's stdout as they
+// arrive (students see their debug output next to the test that caused it), and the last part
+// kept, so that a sanitizer's first report can be quoted.
+class OutputTap {
+ public:
+  int start() {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return -1;
+    std::thread([read_fd = fds[0], this] {
+      char buf[4096];
+      while (true) {
+        const ssize_t n = ::read(read_fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        std::string text = clean(std::string(buf, static_cast<std::size_t>(n)));
+        [[maybe_unused]] const ssize_t w = ::write(1, text.data(), text.size());
+        std::lock_guard<std::mutex> lock(mutex_);
+        recent_ += text;
+        if (recent_.size() > 64 * 1024) recent_.erase(0, recent_.size() - 48 * 1024);
+      }
+      ::close(read_fd);
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_ = true;
+    }).detach();
+    return fds[1];
+  }
+  std::string recent() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return recent_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::string recent_;
+  bool done_ = false;
+};
+
 class Worker {
  public:
+  Worker(std::string path, std::string label) : path_(std::move(path)), label_(std::move(label)) {}
   ~Worker() { stop(false); }
+  const std::string& path() const { return path_; }
+  std::string recent_output() { return tap_.recent(); }
+
+  /// Closes the channel and waits for the worker to end (at most `grace`); its wait status, or -1.
+  int finish(std::chrono::milliseconds grace) { return pid_ > 0 ? reap(grace) : -1; }
 
   std::string call(const std::string& function, const std::string& request) {
     if (!poisoned_.empty()) throw WorkerFailure(function + " was not called: " + poisoned_);
@@ -166,10 +210,10 @@ class Worker {
       poisoned_ = "the worker crashed 50 times in this run";
       throw WorkerFailure(poisoned_);
     }
-    const std::string worker = self_exe() + ".worker";
+    const std::string& worker = path_;
     if (::access(worker.c_str(), X_OK) != 0)
-      throw WorkerFailure("cannot start the worker " + worker + ": " + std::strerror(errno) + " (build the lab again)");
-    const SandboxPlan& plan = sandbox_plan(worker, options().gpu);
+      throw WorkerFailure("cannot start the " + label_ + " " + worker + ": " + std::strerror(errno) + " (build the lab again)");
+    const SandboxPlan& plan = sandbox_plan(options().gpu);
     std::signal(SIGPIPE, SIG_IGN);
 
     int request[2], reply[2];
@@ -178,11 +222,27 @@ class Worker {
     const int worker_fd = plan.worker_via_fd ? ::open(worker.c_str(), O_RDONLY | O_CLOEXEC) : -1;
 
     std::vector<std::string> argv = plan.prefix;
+    for (std::string& a : argv)
+      if (a == kWorkerPlaceholder) a = worker;
     if (plan.mode == "none") argv.push_back(worker);
+    // Sanitizer runs: compute-sanitizer starts the worker inside the sandbox and decides the
+    // worker's exit code (--error-exitcode), which the student's code cannot change.
+    std::vector<std::string> sanitizer_env;
+    if (!options().sanitizer.empty() && !sanitizer_program().empty()) {
+      const std::vector<std::string> wrap = {sanitizer_program(), "--tool", options().sanitizer, "--error-exitcode",
+                                             "86", "--print-limit", "20"};
+      if (plan.mode == "unshare") {  // the set-up script puts it in front of the worker
+        sanitizer_env = {"COURSE_SANITIZER_TOOL=" + wrap[0], "COURSE_SANITIZER_NAME=" + options().sanitizer};
+      } else {
+        argv.insert(argv.end() - 1, wrap.begin(), wrap.end());
+      }
+    }
     std::vector<std::string> env = {"PATH=/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8",
                                     "COURSE_WORKER_MEMORY_MB=" + std::to_string(options().gpu ? 0 : options().memory_mb)};
     for (const char* keep : {"CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "LD_LIBRARY_PATH"})
       if (const char* v = std::getenv(keep)) env.push_back(std::string(keep) + "=" + v);
+    env.insert(env.end(), sanitizer_env.begin(), sanitizer_env.end());
+    const int output_fd = tap_.start();
     std::vector<char*> args, envp;
     for (std::string& a : argv) args.push_back(a.data());
     args.push_back(nullptr);
@@ -203,6 +263,10 @@ class Worker {
       const int bin = worker_fd >= 0 ? ::fcntl(worker_fd, F_DUPFD, 10) : -1;
       const int devnull = ::open("/dev/null", O_RDONLY);
       ::dup2(devnull, 0);
+      if (output_fd >= 0) {
+        ::dup2(output_fd, 1);
+        ::dup2(output_fd, 2);
+      }
       ::dup2(in, kWorkerRequestFd);
       ::dup2(out, kWorkerReplyFd);
       if (bin >= 0) ::dup2(bin, 5);
@@ -226,6 +290,7 @@ class Worker {
     ::close(request[0]);
     ::close(reply[1]);
     if (worker_fd >= 0) ::close(worker_fd);
+    if (output_fd >= 0) ::close(output_fd);
     pid_ = pid;
     request_fd_ = request[1];
     reply_fd_ = reply[0];
@@ -283,6 +348,9 @@ class Worker {
     reap(std::chrono::milliseconds(kill_now ? 2000 : 1000));
   }
 
+  std::string path_;
+  std::string label_;
+  OutputTap tap_;
   pid_t pid_ = -1;
   int request_fd_ = -1;
   int reply_fd_ = -1;
@@ -290,14 +358,42 @@ class Worker {
   std::string poisoned_;
 };
 
-Worker& worker() {
-  static Worker w;
+Worker& student_worker() {
+  static Worker w(self_exe() + ".worker", "worker");
   return w;
 }
 
+// The reference solution's worker of the same lab, for speed comparisons in the same run:
+// COURSE_REFERENCE_WORKER_DIR/<lab>.worker, else the solutions variant of the same build.
+std::string reference_worker_path() {
+  const std::string exe = self_exe();
+  const std::string name = exe.substr(exe.find_last_of('/') + 1);
+  if (const char* dir = std::getenv("COURSE_REFERENCE_WORKER_DIR"); dir != nullptr && *dir != '\0')
+    return std::string(dir) + "/" + name + ".worker";
+  const std::string variant_dir = exe.substr(0, exe.find_last_of('/'));
+  return variant_dir.substr(0, variant_dir.find_last_of('/')) + "/solutions/" + name + ".worker";
+}
+
+Worker& reference_worker() {
+  static Worker w(reference_worker_path(), "reference worker");
+  return w;
+}
+
+bool g_use_reference = false;
+
+Worker& active_worker() { return g_use_reference ? reference_worker() : student_worker(); }
+
 WorkerOptions& mutable_options() {
-  static WorkerOptions o{false, static_cast<std::size_t>(env_number("COURSE_WORKER_MEMORY_MB", 2048)),
-                         env_number("COURSE_CALL_TIMEOUT_S", 30)};
+  static WorkerOptions o = [] {
+    WorkerOptions w;
+    w.memory_mb = static_cast<std::size_t>(env_number("COURSE_WORKER_MEMORY_MB", 2048));
+    w.call_timeout_s = env_number("COURSE_CALL_TIMEOUT_S", 30);
+    if (const char* tool = std::getenv("COURSE_SANITIZER"); tool != nullptr && *tool != '\0') {
+      w.sanitizer = tool;
+      w.call_timeout_s *= 20;  // everything runs many times slower under the sanitizer
+    }
+    return w;
+  }();
   return o;
 }
 
@@ -307,12 +403,55 @@ const WorkerOptions& options() { return mutable_options(); }
 void set_worker_gpu(bool gpu) { mutable_options().gpu = gpu; }
 
 SandboxInfo worker_sandbox() {
-  const SandboxPlan& plan = sandbox_plan(self_exe() + ".worker", options().gpu);
+  const SandboxPlan& plan = sandbox_plan(options().gpu);
   return {plan.mode, plan.degraded, plan.description};
 }
 
 std::string call_worker(const std::string& function, const std::string& request) {
-  return worker().call(function, request);
+  return active_worker().call(function, request);
+}
+
+ReferenceWorkerScope::ReferenceWorkerScope() : previous_(g_use_reference) { g_use_reference = true; }
+ReferenceWorkerScope::~ReferenceWorkerScope() { g_use_reference = previous_; }
+
+bool reference_worker_available(std::string* why) {
+  const std::string path = reference_worker_path();
+  if (::access(path.c_str(), X_OK) == 0) return true;
+  if (why != nullptr) *why = "no reference solution worker at " + path;
+  return false;
+}
+
+std::string sanitizer_program() {
+  for (const char* candidate : {"/usr/local/cuda/bin/compute-sanitizer", "/usr/bin/compute-sanitizer",
+                                "/opt/cuda/bin/compute-sanitizer"})
+    if (::access(candidate, X_OK) == 0) return candidate;
+  return "";
+}
+
+SanitizerOutcome finish_sanitizer() {
+  SanitizerOutcome outcome;
+  outcome.tool = options().sanitizer;
+  if (outcome.tool.empty()) return outcome;
+  Worker& w = student_worker();
+  const int status = w.finish(std::chrono::seconds(120));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // let the output tap drain
+  const std::string output = w.recent_output();
+  outcome.ran = status != -1 || output.find("COMPUTE-SANITIZER") != std::string::npos;
+  outcome.clean = status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  // The first report block: from the first "=========" error line, a few lines.
+  const std::size_t first = output.find("========= ");
+  std::size_t at = output.find("========= Invalid");
+  for (const char* key : {"========= Race", "========= Uninitialized", "========= Program hit", "========= ERROR"}) {
+    const std::size_t k = output.find(key);
+    if (k != std::string::npos && (at == std::string::npos || k < at)) at = k;
+  }
+  if (at == std::string::npos) at = first;
+  if (at != std::string::npos) {
+    std::size_t end = at;
+    for (int lines = 0; lines < 8 && end != std::string::npos; ++lines) end = output.find('\n', end + 1);
+    outcome.first_report = output.substr(at, end == std::string::npos ? std::string::npos : end - at);
+  }
+  return outcome;
 }
 
 }  // namespace grader::rpc

@@ -10,6 +10,7 @@ struct WorkerOptions {
   bool gpu = false;              ///< GPU lab: NVIDIA devices visible, no address-space limit
   std::size_t memory_mb = 2048;  ///< address-space limit of a CPU lab's worker (COURSE_WORKER_MEMORY_MB)
   double call_timeout_s = 30;    ///< longest one call may take (COURSE_CALL_TIMEOUT_S)
+  std::string sanitizer;         ///< COURSE_SANITIZER=memcheck|racecheck|...: run the worker under compute-sanitizer
 };
 
 const WorkerOptions& options();
@@ -23,5 +24,33 @@ struct SandboxInfo {
 };
 /// How this program's worker is (or will be) isolated; probes the sandbox tools once.
 SandboxInfo worker_sandbox();
+
+/// While one of these lives, calls go to the reference solution's worker of the same lab
+/// (speed comparisons in the same run) instead of the student's.
+class ReferenceWorkerScope {
+ public:
+  ReferenceWorkerScope();
+  ~ReferenceWorkerScope();
+  ReferenceWorkerScope(const ReferenceWorkerScope&) = delete;
+  ReferenceWorkerScope& operator=(const ReferenceWorkerScope&) = delete;
+
+ private:
+  bool previous_;
+};
+/// Whether the reference worker exists (it is built with the solutions variant, or found via
+/// COURSE_REFERENCE_WORKER_DIR); `why` says what is missing.
+bool reference_worker_available(std::string* why = nullptr);
+
+/// compute-sanitizer's path, or "" when it is not installed.
+std::string sanitizer_program();
+
+struct SanitizerOutcome {
+  std::string tool;          ///< empty: not a sanitizer run
+  bool ran = false;          ///< the worker ran under the sanitizer
+  bool clean = false;        ///< compute-sanitizer's exit code says no errors
+  std::string first_report;  ///< the first report block of its output (kernel, source line)
+};
+/// At the end of a sanitizer run: stops the student's worker and reads compute-sanitizer's verdict.
+SanitizerOutcome finish_sanitizer();
 
 }  // namespace grader::rpc

@@ -36,10 +36,15 @@ done
 mount -t tmpfs -o mode=1777,size=512m course-tmp /tmp
 if [ -d /dev/shm ]; then mount -t tmpfs -o mode=1777,size=64m course-shm /dev/shm; fi
 cd /tmp
-if [ "$drop" = nobody ]; then
-  exec setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs -- /proc/self/fd/5
+if [ -n "${COURSE_SANITIZER_TOOL:-}" ]; then
+  set -- "$COURSE_SANITIZER_TOOL" --tool "$COURSE_SANITIZER_NAME" --error-exitcode 86 --print-limit 20 /proc/self/fd/5
+else
+  set -- /proc/self/fd/5
 fi
-exec setpriv --inh-caps=-all --bounding-set=-all --no-new-privs -- /proc/self/fd/5
+if [ "$drop" = nobody ]; then
+  exec setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs -- "$@"
+fi
+exec setpriv --inh-caps=-all --bounding-set=-all --no-new-privs -- "$@"
 )sh";
 
 std::vector<std::string> nvidia_devices() {
@@ -86,6 +91,8 @@ std::vector<std::string> unshare_prefix(const std::string& unshare, bool as_root
 bool probe(const SandboxPlan& plan, const std::string& probe_worker) {
   std::vector<std::string> argv = plan.prefix;
   int fd = -1;
+  for (std::string& a : argv)
+    if (a == kWorkerPlaceholder) a = probe_worker;
   if (plan.worker_via_fd) {
     fd = ::open(probe_worker.c_str(), O_RDONLY);
     if (fd < 0) return false;
@@ -122,7 +129,7 @@ bool probe(const SandboxPlan& plan, const std::string& probe_worker) {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-SandboxPlan make_plan(const std::string& worker, bool gpu) {
+SandboxPlan make_plan(bool gpu) {
   const char* forced_env = std::getenv("COURSE_SANDBOX");
   const std::string forced = forced_env != nullptr ? forced_env : "";
   const std::string bwrap = find_program("bwrap");
@@ -136,11 +143,8 @@ SandboxPlan make_plan(const std::string& worker, bool gpu) {
     plan.mode = "bwrap";
     plan.description = std::string("bubblewrap: ") + (root ? "user nobody, " : "") +
                        "only system folders visible, private /tmp, no network, own PID namespace";
-    plan.prefix = bwrap_prefix(bwrap, setpriv, "/usr/bin/true", gpu);
-    if (probe(plan, "/usr/bin/true")) {
-      plan.prefix = bwrap_prefix(bwrap, setpriv, worker, gpu);
-      return plan;
-    }
+    plan.prefix = bwrap_prefix(bwrap, setpriv, kWorkerPlaceholder, gpu);
+    if (probe(plan, "/usr/bin/true")) return plan;
     tried.push_back("bubblewrap could not create its namespaces here");
   } else if (forced.empty() || forced == "bwrap") {
     tried.push_back("bubblewrap (bwrap) is not installed");
@@ -180,10 +184,10 @@ std::vector<std::string> hidden_paths() {
   return paths;
 }
 
-const SandboxPlan& sandbox_plan(const std::string& worker_path, bool gpu) {
+const SandboxPlan& sandbox_plan(bool gpu) {
   static std::once_flag once;
   static SandboxPlan plan;
-  std::call_once(once, [&] { plan = make_plan(worker_path, gpu); });
+  std::call_once(once, [&] { plan = make_plan(gpu); });
   return plan;
 }
 

@@ -27,12 +27,15 @@ struct SandboxPlan {
   std::string mode;         ///< "bwrap", "unshare" or "none"
   bool degraded = false;    ///< true when the worker is not isolated
   std::string description;  ///< one line for the report
-  std::vector<std::string> prefix;  ///< argv before the worker's path ("" = the fd trick, see .cpp)
+  std::vector<std::string> prefix;  ///< argv up to the worker (kWorkerPlaceholder marks its path)
   bool worker_via_fd = false;       ///< the worker is executed through /proc/self/fd/N
 };
 
+/// Stands for the worker's path in SandboxPlan::prefix.
+constexpr const char* kWorkerPlaceholder = "@COURSE_WORKER@";
+
 /// The plan for this process (probed once, cached). `gpu` adds the NVIDIA device files.
-const SandboxPlan& sandbox_plan(const std::string& worker_path, bool gpu);
+const SandboxPlan& sandbox_plan(bool gpu);
 
 /// Paths the worker must not see (course tree, build tree, hidden cases, submissions...): the
 /// test program's own source and build folders plus COURSE_SANDBOX_HIDE (colon-separated).

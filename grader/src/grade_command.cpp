@@ -36,6 +36,25 @@ std::string folder_name(const std::string& path) {
   return p.filename().string();
 }
 
+// CMake lists cannot hold ';' and its variant entries are split at '=': a submission folder whose
+// path has either (or any control character) is copied to a plainly named folder of the build
+// tree first, symbolic links kept as links so that the guarded build still refuses them.
+void stage_awkward_folders(Plan& plan) {
+  for (auto& sub : plan.submissions) {
+    const bool awkward = std::any_of(sub.folder.begin(), sub.folder.end(), [](char c) {
+      return c == ';' || c == '=' || static_cast<unsigned char>(c) < 0x20;
+    });
+    if (!awkward) continue;
+    const fs::path staged = fs::path(plan.build_dir) / "staged" / sub.name;
+    std::error_code ec;
+    fs::remove_all(staged, ec);
+    fs::create_directories(staged.parent_path());
+    fs::copy(sub.folder, staged, fs::copy_options::recursive | fs::copy_options::copy_symlinks, ec);
+    if (ec) throw UsageError("cannot copy '" + sub.folder + "' to " + staged.string() + ": " + ec.message());
+    sub.folder = staged.string();
+  }
+}
+
 Plan make_plan(const GradeOptions& o) {
   Plan plan;
   const std::string source = absolute(o.source_dir);
@@ -77,6 +96,7 @@ Plan make_plan(const GradeOptions& o) {
     }
   }
   if (o.mode == Mode::submission || o.mode == Mode::submissions) {
+    stage_awkward_folders(plan);
     try {
       plan.definitions.emplace_back("COURSE_VARIANTS", variants_value(plan.submissions));
     } catch (const std::invalid_argument& e) {

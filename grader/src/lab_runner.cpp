@@ -16,6 +16,51 @@ SandboxLimits limits_for(const std::string& device, const LabRunSettings& settin
   return limits;
 }
 
+namespace {
+
+// The sanitizer gate: the lab's named subset of tests again, its worker under compute-sanitizer
+// (COURSE_SANITIZER). compute-sanitizer's exit code, read by the test program when the worker
+// ends, decides; the first report (kernel, source line) goes into the details.
+void sanitizer_gate(const ManifestLab& lab, const std::string& program, SandboxRequest request,
+                    const JudgeContext& context, const std::string& tool, LabResult& result) {
+  request.set_env.emplace_back("COURSE_SANITIZER", tool);
+  request.limits.timeout_s = context.limits.timeout_s > 0 ? context.limits.timeout_s * 10 : 0;
+  JudgeContext slow = context;
+  slow.limits = request.limits;
+  LabResult pass;
+  pass.lab = lab.name;
+  pass.device = lab.device;
+  request.argv = {program, "--list-test-cases"};
+  std::vector<std::string> listed;
+  if (judge_listing(slow, run_sandboxed(request), pass, listed)) {
+    request.argv = {program};
+    judge_run(slow, listed, run_sandboxed(request), pass);
+  }
+  const std::string name = "compute-sanitizer " + tool;
+  if (pass.status == LabStatus::passed && pass.sanitizer_tool.empty()) {
+    result.status = LabStatus::failed;
+    result.reason = name + ": the sanitizer pass ended without the sanitizer's verdict";
+  } else if (!pass.sanitizer_tool.empty() && !pass.sanitizer_available) {
+    result.notes.push_back(name + " is not installed: the sanitizer gate was skipped");
+  } else if (!pass.sanitizer_tool.empty() && !pass.sanitizer_clean) {
+    result.status = LabStatus::failed;
+    result.failed_by_cases = false;
+    result.reason = name + " found errors in the student's GPU code";
+    result.hint = "run the lab's test program under compute-sanitizer --tool " + tool +
+                  " (see the lecture) and fix the first error it names";
+    result.details = pass.sanitizer_report.empty() ? "(no report text captured)" : pass.sanitizer_report;
+  } else if (pass.status != LabStatus::passed) {
+    result.status = LabStatus::failed;
+    result.failed_by_cases = false;
+    result.reason = name + ": " + pass.reason;
+    result.details = pass.details;
+  } else {
+    result.notes.push_back(name + ": no errors in " + std::to_string(pass.cases.size()) + " test cases");
+  }
+}
+
+}  // namespace
+
 LabResult run_lab(const ManifestLab& lab, const std::string& program, const LabRunSettings& settings) {
   LabResult result;
   result.lab = lab.name;
@@ -48,6 +93,8 @@ LabResult run_lab(const ManifestLab& lab, const std::string& program, const LabR
   request.argv = {program};
   const SandboxResult run = run_sandboxed(request);
   judge_run(context, listed, run, result);
+  if (result.status == LabStatus::passed && lab.device == "gpu" && settings.has_gpu)
+    for (const std::string& tool : lab.sanitize_tools) sanitizer_gate(lab, program, request, context, tool, result);
   return result;
 }
 

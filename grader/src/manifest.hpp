@@ -20,6 +20,7 @@ struct ManifestLab {
   std::string name;                    ///< lab01_conv2d
   std::string device;                  ///< cpu or gpu
   std::vector<std::string> student_sources;  ///< relative to <variant folder>/<lab>
+  std::vector<std::string> sanitize_tools;   ///< GPU labs: compute-sanitizer tools of the gate
   std::map<std::string, LabProgram> programs;  ///< by variant name
 };
 

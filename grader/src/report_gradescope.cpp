@@ -23,6 +23,7 @@ std::string lab_output(const LabResult& lab, bool hidden_cases) {
     }
   }
   for (const auto& m : lab.metrics) out << "Metric " << m.name << " = " << m.value << "\n";
+  for (const std::string& note : lab.notes) out << "Note: " << note << "\n";
   if (lab.sandbox_degraded) out << "\nNote: " << lab.sandbox << "\n";
   // With hidden cases the program's output could print them: it is not shown.
   if (lab.status == LabStatus::failed && !lab.output.empty() && !hidden_cases)

@@ -124,6 +124,7 @@ void TerminalReport::lab_finished(const LabResult& lab) {
   std::fprintf(out_, "%s\n", line.c_str());
   if (lab.status == LabStatus::failed && !lab.failed_by_cases && !lab.details.empty())
     std::fprintf(out_, "%s", paint(indent(lab.details, "      ", 8), kDim).c_str());
+  for (const std::string& note : lab.notes) std::fprintf(out_, "      %s\n", paint(note, kDim).c_str());
   // Never degrade silently: a lab whose student code ran without isolation says so.
   if (lab.sandbox_degraded && !lab.sandbox.empty())
     std::fprintf(out_, "      %s\n", paint("sandbox " + lab.sandbox, kYellow).c_str());

@@ -40,6 +40,11 @@ struct LabResult {
   std::vector<Metric> metrics;
   std::string sandbox;                 ///< how the lab's worker was isolated (the runner's "sandbox" record)
   bool sandbox_degraded = false;       ///< the worker ran without isolation: the report says so
+  std::string sanitizer_tool;          ///< set by a sanitizer pass's "sanitizer" record
+  bool sanitizer_available = false;
+  bool sanitizer_clean = false;
+  std::string sanitizer_report;        ///< compute-sanitizer's first report block
+  std::vector<std::string> notes;      ///< shown with the lab (e.g. a gate that was skipped)
   std::string output;                  ///< captured stdout+stderr of the test run (bounded)
   std::vector<std::string> student_files;  ///< the files to edit (absolute paths)
   double seconds = 0;                  ///< test run time

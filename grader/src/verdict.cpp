@@ -300,6 +300,11 @@ void judge_run(const JudgeContext& c, const std::vector<std::string>& listed, co
       for (std::string& m : k.messages) m = clean_text(m);
       k.exception = clean_text(rec.value("exception", ""));
       out.cases.push_back(std::move(k));
+    } else if (type == "sanitizer") {
+      out.sanitizer_tool = rec.value("tool", "");
+      out.sanitizer_available = rec.value("available", false);
+      out.sanitizer_clean = rec.value("clean", false);
+      out.sanitizer_report = clean_text(rec.value("first_report", ""));
     } else if (type == "sandbox") {
       out.sandbox = rec.value("description", "");
       out.sandbox_degraded = rec.value("degraded", true);

@@ -1,1 +1,0 @@
-// Keeps an object library valid when a lab has no sources of that kind (transitional labs).
