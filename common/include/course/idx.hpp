@@ -48,7 +48,7 @@ Dataset load_dataset(const std::string& images_path, const std::string& labels_p
 /// converted into data/generated/mnist by ./course setup (see data/README.md), Fashion-MNIST
 /// comes from Debian's dataset-fashion-mnist package. For machines that keep the data elsewhere,
 /// the environment variable COURSE_MNIST_DIR (the folder holding the four converted MNIST files)
-/// replaces <data_root>/generated/mnist, and COURSE_FASHION_MNIST_DIR replaces the default
+/// replaces `<data_root>/generated/mnist`, and COURSE_FASHION_MNIST_DIR replaces the default
 /// Fashion-MNIST folder (a `system_dir` passed explicitly still wins over it).
 struct DatasetFiles {
   std::string name, train_images, train_labels, test_images, test_labels;
