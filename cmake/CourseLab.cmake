@@ -65,7 +65,7 @@ function(course_add_lab lab)
   set(tests_obj ${lab}__tests_obj)
   add_library(${tests_obj} OBJECT ${ARG_TESTS} ${COURSE_LAB_RUNNER})
   target_include_directories(${tests_obj} PRIVATE "${PROJECT_SOURCE_DIR}/grader/reference" "${PROJECT_SOURCE_DIR}/grader/testkit" ${lab_test_dirs})
-  target_link_libraries(${tests_obj} PRIVATE course::common course_testkit course_rpc course_warnings doctest::doctest ${ARG_LIBRARIES})
+  target_link_libraries(${tests_obj} PRIVATE course::common course_testkit course_gpu_speed course_rpc course_warnings doctest::doctest ${ARG_LIBRARIES})
   target_compile_definitions(${tests_obj} PRIVATE
     COURSE_LAB_NAME="${lab}" COURSE_LAB_DEVICE_IS_GPU=$<STREQUAL:${ARG_DEVICE},gpu> COURSE_LAB_USES_WORKER=1
     COURSE_DATA_DIR="${COURSE_DATA_DIR}" COURSE_FIXTURE_DIR="${PROJECT_SOURCE_DIR}/grader/fixtures"
@@ -138,7 +138,7 @@ function(course_add_lab lab)
 
     set(exe ${lab}__${variant})
     add_executable(${exe} $<TARGET_OBJECTS:${tests_obj}> $<TARGET_OBJECTS:${proxies_obj}> ${proxy_objects})
-    target_link_libraries(${exe} PRIVATE course_testkit course_rpc course::common doctest::doctest ${ARG_LIBRARIES})
+    target_link_libraries(${exe} PRIVATE course_testkit course_gpu_speed course_rpc course::common doctest::doctest ${ARG_LIBRARIES})
     target_link_options(${exe} PRIVATE -s)
     set_target_properties(${exe} PROPERTIES
       OUTPUT_NAME ${lab}

@@ -6,11 +6,13 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <memory>
 #include <string>
 
 #include "course/cudnn_check.hpp"
 #include "course/cudnn_raii.hpp"
 #include "course/device_buffer.hpp"
+#include "gpu_timing_session.hpp"
 #include "course/error.hpp"
 
 namespace lab05_harness {
@@ -234,6 +236,48 @@ void lenet_forward_batched(const lab04::FoldedLeNet& net, const Tensor& images, 
   }
   finish(stream, "lab05::CudnnLeNet::forward");
   download(d_logits, logits);
+}
+
+namespace {
+
+struct Timing {
+  std::unique_ptr<lab05::CudnnLeNet> model;
+  std::unique_ptr<grader_gpu_timing::Session> session;
+};
+Timing& timing() {
+  static Timing t;
+  return t;
+}
+
+}  // namespace
+
+void timing_prepare(const lab04::FoldedLeNet& net, const std::vector<Tensor>& image_sets) {
+  Timing& t = timing();
+  t.session.reset();
+  t.model.reset();
+  require(!image_sets.empty(), "timing_prepare: no input sets");
+  t.model = std::make_unique<lab05::CudnnLeNet>(net, static_cast<int>(image_sets[0].dim(0)));
+  t.session = std::make_unique<grader_gpu_timing::Session>(image_sets, 10);
+  CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+double timing_run(int set) {
+  Timing& t = timing();
+  require(t.session != nullptr, "timing_run before timing_prepare");
+  return t.session->run(
+      set, [&](const float* images, int n, float* logits, int*, cudaStream_t stream) { t.model->forward(images, n, logits, stream); },
+      "lab05::CudnnLeNet::forward");
+}
+
+void timing_result(Tensor& logits, std::vector<int>& labels) {
+  Timing& t = timing();
+  require(t.session != nullptr, "timing_result before timing_prepare");
+  t.session->result(logits, labels);
+  const auto classes = static_cast<std::size_t>(logits.dim(1));
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    const float* row = logits.data() + i * classes;
+    labels[i] = static_cast<int>(std::max_element(row, row + classes) - row);
+  }
 }
 
 }  // namespace lab05_harness

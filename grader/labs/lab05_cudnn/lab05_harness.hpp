@@ -81,4 +81,12 @@ void lenet_forward(const lab04::FoldedLeNet& net, const course::Tensor& images, 
 void lenet_forward_batched(const lab04::FoldedLeNet& net, const course::Tensor& images, int max_batch, int batch,
                            bool fused, course::Tensor& logits);
 
+/// The speed gate (grader/testkit/gpu_speed.hpp, grader/labs/gpu_timing_session.hpp): builds one
+/// lab05::CudnnLeNet (fused) for batches of the sets' size and uploads the input sets.
+void timing_prepare(const lab04::FoldedLeNet& net, const std::vector<course::Tensor>& image_sets);
+/// One timed CudnnLeNet::forward on input set `set` (all its images in one call); GPU milliseconds.
+double timing_run(int set);
+/// The logits of the last timed run (labels: their row maxima, computed here on the host).
+void timing_result(course::Tensor& logits, std::vector<int>& labels);
+
 }  // namespace lab05_harness

@@ -55,4 +55,14 @@ void lenet_forward_batched(const lab04::FoldedLeNet& net, const course::Tensor& 
   COURSE_RPC_FORWARD(lab05_harness::lenet_forward_batched, net, images, max_batch, batch, fused, logits);
 }
 
+void timing_prepare(const lab04::FoldedLeNet& net, const std::vector<course::Tensor>& image_sets) {
+  COURSE_RPC_FORWARD(lab05_harness::timing_prepare, net, image_sets);
+}
+
+double timing_run(int set) { return COURSE_RPC_FORWARD(lab05_harness::timing_run, set); }
+
+void timing_result(course::Tensor& logits, std::vector<int>& labels) {
+  COURSE_RPC_FORWARD(lab05_harness::timing_result, logits, labels);
+}
+
 }  // namespace lab05_harness

@@ -62,4 +62,13 @@ void call_with_arguments(const std::string& function, const std::vector<int>& si
 /// "d_labels" -- replaced by nullptr if not empty), for the tests of the pipeline's validation.
 void call_lenet_with_arguments(const lab04::FoldedLeNet& net, int max_batch, int n, const std::string& null_argument);
 
+/// The speed gate (grader/testkit/gpu_speed.hpp, grader/labs/gpu_timing_session.hpp): builds one
+/// lab06::NaiveLeNet for batches of the sets' size and uploads the input sets, kept until the next
+/// timing_prepare.
+void timing_prepare(const lab04::FoldedLeNet& net, const std::vector<course::Tensor>& image_sets);
+/// One timed NaiveLeNet::forward on input set `set` (all its images in one call); GPU milliseconds.
+double timing_run(int set);
+/// The logits and labels of the last timed run.
+void timing_result(course::Tensor& logits, std::vector<int>& labels);
+
 }  // namespace lab06_harness

@@ -43,4 +43,14 @@ void call_lenet_with_arguments(const lab04::FoldedLeNet& net, int max_batch, int
   COURSE_RPC_FORWARD(lab06_harness::call_lenet_with_arguments, net, max_batch, n, null_argument);
 }
 
+void timing_prepare(const lab04::FoldedLeNet& net, const std::vector<course::Tensor>& image_sets) {
+  COURSE_RPC_FORWARD(lab06_harness::timing_prepare, net, image_sets);
+}
+
+double timing_run(int set) { return COURSE_RPC_FORWARD(lab06_harness::timing_run, set); }
+
+void timing_result(course::Tensor& logits, std::vector<int>& labels) {
+  COURSE_RPC_FORWARD(lab06_harness::timing_result, logits, labels);
+}
+
 }  // namespace lab06_harness
