@@ -10,7 +10,8 @@
 #include "idx_invariants.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static const std::string path = course_fuzz::scratch_path("idx");
+  static const course_fuzz::ScratchFile scratch("idx");
+  const std::string& path = scratch.path();
   course_fuzz::write_file(path, data, size);
   try {
     course_fuzz::check_idx(course::read_idx(path));

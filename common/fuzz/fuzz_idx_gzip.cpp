@@ -43,8 +43,9 @@ std::optional<course::IdxArray> try_read(const std::string& path) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static const std::string raw_path = course_fuzz::scratch_path("idx-raw");
-  static const std::string gz_path = course_fuzz::scratch_path("idx-gz");
+  static const course_fuzz::ScratchFile raw_scratch("idx-raw"), gz_scratch("idx-gz");
+  const std::string& raw_path = raw_scratch.path();
+  const std::string& gz_path = gz_scratch.path();
   const std::vector<std::uint8_t> compressed = gzip(data, size);
   course_fuzz::write_file(gz_path, compressed.data(), compressed.size());
   const auto from_gzip = try_read(gz_path);

@@ -11,11 +11,23 @@
 
 namespace course_fuzz {
 
-// A scratch path unique to this process (libFuzzer's -jobs/-workers run several at once).
-inline std::string scratch_path(const char* tag) {
-  const char* dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : (std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp");
-  return std::string(dir) + "/course-fuzz-" + tag + "-" + std::to_string(getpid());
-}
+// A scratch file unique to this process (libFuzzer's -jobs/-workers run several at once),
+// removed when the fuzzer exits normally.
+class ScratchFile {
+ public:
+  explicit ScratchFile(const char* tag) {
+    const char* tmp = std::getenv("TMPDIR");
+    const char* dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : (tmp != nullptr ? tmp : "/tmp");
+    path_ = std::string(dir) + "/course-fuzz-" + tag + "-" + std::to_string(getpid());
+  }
+  ~ScratchFile() { std::remove(path_.c_str()); }
+  ScratchFile(const ScratchFile&) = delete;
+  ScratchFile& operator=(const ScratchFile&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
 
 inline void write_file(const std::string& path, const std::uint8_t* data, std::size_t size) {
   std::FILE* f = std::fopen(path.c_str(), "wb");

@@ -19,8 +19,9 @@ bool same_bits(const course::Tensor& a, const course::Tensor& b) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static const std::string path = course_fuzz::scratch_path("st");
-  static const std::string copy = course_fuzz::scratch_path("st-copy");
+  static const course_fuzz::ScratchFile scratch("st"), scratch_copy("st-copy");
+  const std::string& path = scratch.path();
+  const std::string& copy = scratch_copy.path();
   course_fuzz::write_file(path, data, size);
   course::TensorFile file;
   try {
