@@ -10,11 +10,9 @@
 #include "idx_invariants.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static const course_fuzz::ScratchFile scratch("idx");
-  const std::string& path = scratch.path();
-  course_fuzz::write_file(path, data, size);
+  const course_fuzz::ScratchFile file("idx", data, size);
   try {
-    course_fuzz::check_idx(course::read_idx(path));
+    course_fuzz::check_idx(course::read_idx(file.path()));
   } catch (const course::Error&) {
     // rejected with a message: exactly what a malformed file should get
   }

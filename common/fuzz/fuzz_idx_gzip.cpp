@@ -43,16 +43,11 @@ std::optional<course::IdxArray> try_read(const std::string& path) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static const course_fuzz::ScratchFile raw_scratch("idx-raw"), gz_scratch("idx-gz");
-  const std::string& raw_path = raw_scratch.path();
-  const std::string& gz_path = gz_scratch.path();
   const std::vector<std::uint8_t> compressed = gzip(data, size);
-  course_fuzz::write_file(gz_path, compressed.data(), compressed.size());
-  const auto from_gzip = try_read(gz_path);
+  const auto from_gzip = try_read(course_fuzz::ScratchFile("idx-gz", compressed.data(), compressed.size()).path());
   // Raw bytes that start with the gzip magic are themselves read as gzip: no common ground.
   if (size >= 2 && data[0] == 0x1f && data[1] == 0x8b) return 0;
-  course_fuzz::write_file(raw_path, data, size);
-  const auto from_raw = try_read(raw_path);
+  const auto from_raw = try_read(course_fuzz::ScratchFile("idx-raw", data, size).path());
   course_fuzz::require(from_gzip.has_value() == from_raw.has_value(), "gzip and raw accept the same files");
   if (from_gzip)
     course_fuzz::require(from_gzip->dims == from_raw->dims && from_gzip->values == from_raw->values,

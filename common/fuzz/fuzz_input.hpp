@@ -1,5 +1,5 @@
 // Shared by the fuzz targets: the readers take a path, so each input is written to a scratch file
-// first (in /dev/shm where it exists: a RAM file keeps tens of thousands of runs a second).
+// first (in /dev/shm where it exists: a file in RAM costs microseconds per run).
 #pragma once
 
 #include <unistd.h>
@@ -11,14 +11,18 @@
 
 namespace course_fuzz {
 
-// A scratch file unique to this process (libFuzzer's -jobs/-workers run several at once),
-// removed when the fuzzer exits normally.
+// One input as a scratch file unique to this process (libFuzzer's -jobs/-workers run several at
+// once), removed again after the run: libFuzzer ends with _Exit, so nothing may wait for exit.
 class ScratchFile {
  public:
-  explicit ScratchFile(const char* tag) {
+  ScratchFile(const char* tag, const std::uint8_t* data, std::size_t size) {
     const char* tmp = std::getenv("TMPDIR");
     const char* dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : (tmp != nullptr ? tmp : "/tmp");
     path_ = std::string(dir) + "/course-fuzz-" + tag + "-" + std::to_string(getpid());
+    std::FILE* f = std::fopen(path_.c_str(), "wb");
+    if (f == nullptr) std::abort();  // the harness itself is broken, not the reader
+    if (size > 0 && std::fwrite(data, 1, size, f) != size) std::abort();
+    std::fclose(f);
   }
   ~ScratchFile() { std::remove(path_.c_str()); }
   ScratchFile(const ScratchFile&) = delete;
@@ -28,13 +32,6 @@ class ScratchFile {
  private:
   std::string path_;
 };
-
-inline void write_file(const std::string& path, const std::uint8_t* data, std::size_t size) {
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (f == nullptr) std::abort();  // the harness itself is broken, not the reader
-  if (size > 0 && std::fwrite(data, 1, size, f) != size) std::abort();
-  std::fclose(f);
-}
 
 // A failed invariant is a finding: abort so libFuzzer saves the input as a crash.
 inline void require(bool condition, const char* what) {

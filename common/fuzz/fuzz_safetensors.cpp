@@ -19,20 +19,18 @@ bool same_bits(const course::Tensor& a, const course::Tensor& b) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static const course_fuzz::ScratchFile scratch("st"), scratch_copy("st-copy");
-  const std::string& path = scratch.path();
-  const std::string& copy = scratch_copy.path();
-  course_fuzz::write_file(path, data, size);
+  const course_fuzz::ScratchFile input("st", data, size);
+  const course_fuzz::ScratchFile copy("st-copy", nullptr, 0);
   course::TensorFile file;
   try {
-    file = course::read_safetensors(path);
+    file = course::read_safetensors(input.path());
   } catch (const course::Error&) {
     return 0;  // rejected with a message
   }
   for (const auto& [name, t] : file.tensors)
     course_fuzz::require(t.numel() == course::shape_numel(t.shape()), "element count matches the shape");
-  course::write_safetensors(copy, file);
-  const course::TensorFile back = course::read_safetensors(copy);
+  course::write_safetensors(copy.path(), file);
+  const course::TensorFile back = course::read_safetensors(copy.path());
   course_fuzz::require(back.metadata == file.metadata, "metadata survives a round trip");
   course_fuzz::require(back.tensors.size() == file.tensors.size(), "every tensor survives a round trip");
   for (const auto& [name, t] : file.tensors)

@@ -14,7 +14,9 @@ inline void check_idx(const course::IdxArray& a) {
   std::uint64_t n = 1;
   for (auto d : a.dims) {
     require(d > 0, "no zero extent");
-    n *= d;  // cannot overflow: there are n bytes of data in memory
+    // An accepted header must describe the bytes that are really there: a product that wraps
+    // around (and so could match an empty file) is a finding.
+    require(!__builtin_mul_overflow(n, std::uint64_t{d}, &n), "the product of the extents does not overflow");
   }
   require(n == a.values.size(), "data length equals the product of the extents");
   // The next step of load_dataset: a 3-D file becomes an NCHW float tensor.
