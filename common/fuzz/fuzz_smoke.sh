@@ -33,7 +33,8 @@ for t in "${targets[@]}"; do
   exe=$(find "$dir" -type f -name "$t" -perm -u+x | head -n 1)
   corpus="$dir/corpus/$t"   # grows from run to run; the committed seeds are only read
   mkdir -p "$corpus" "$dir/findings"
-  "$exe" "$corpus" "$src/common/fuzz/corpus/${seeds[$t]}" -max_total_time="$seconds" -runs=100000000 \
+  "$exe" "$corpus" "$src/common/fuzz/corpus/${seeds[$t]}" -dict="$src/common/fuzz/${seeds[$t]}.dict" \
+    -max_total_time="$seconds" -runs=100000000 \
     -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$dir/findings/$t-" > "$dir/$t.log" 2>&1
   rc=$?
   runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$dir/$t.log" | grep -o '[0-9]*$')
