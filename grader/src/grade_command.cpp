@@ -174,6 +174,11 @@ LabResult grade_one(const GradeOptions& o, const Plan& plan, const ManifestLab& 
       return result;
     }
   }
+  // A GPU lab's speed gate needs the reference solution's worker of the main build (a failure
+  // here is reported by the gate itself: "speed not judged").
+  if (!o.no_build && lab.device == "gpu" && fs::path(plan.build_dir) != fs::path(absolute(o.build_dir)) &&
+      fs::exists(absolute(o.source_dir) + "/solutions/" + lab.name))
+    build_target(absolute(o.build_dir), lab.name + "__solutions_worker", o.jobs);
   if (o.build_only) {
     result.status = LabStatus::passed;
     result.built_only = true;
@@ -237,6 +242,9 @@ int run_grade(const GradeOptions& o) {
   settings.has_gpu = gpu.available;
   settings.gpu_reason = gpu.reason;
   settings.hide_from_worker = {absolute(o.source_dir), absolute(o.build_dir), plan.build_dir};
+  // GPU labs compare the student's speed with the reference solution's worker, which lives in the
+  // main build tree (a submission's own build folder has only the submission).
+  settings.reference_worker_dir = absolute(o.build_dir) + "/labs/solutions";
   if (!settings.hidden_dir.empty()) settings.hide_from_worker.push_back(settings.hidden_dir);
   for (const auto& sub : plan.submissions) {
     settings.hide_from_worker.push_back(absolute(sub.folder));

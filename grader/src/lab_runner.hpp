@@ -22,6 +22,8 @@ struct LabRunSettings {
   /// Folders the lab's worker must not see (COURSE_SANDBOX_HIDE): the course tree, the build
   /// tree, every submission (others' work), the hidden cases.
   std::vector<std::string> hide_from_worker;
+  /// Where the reference solution's workers are (COURSE_REFERENCE_WORKER_DIR), for speed gates.
+  std::string reference_worker_dir;
 };
 
 /// The sandbox limits for a lab: address-space limit for CPU labs, RSS watch for GPU labs.

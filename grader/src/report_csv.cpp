@@ -13,8 +13,17 @@ std::string gradebook_csv(const GradeRun& run) {
     for (const auto& lab : sub.labs)
       if (std::find(labs.begin(), labs.end(), lab.lab) == labs.end()) labs.push_back(lab.lab);
 
+  // GPU labs with a speed gate: one more column each, the speed-up over the reference with its
+  // 95% confidence interval ("1.02 [0.98-1.05]").
+  std::vector<std::string> timed;
+  for (const auto& sub : run.submissions)
+    for (const auto& lab : sub.labs)
+      if (lab_speedup(lab).has_value() && std::find(timed.begin(), timed.end(), lab.lab) == timed.end())
+        timed.push_back(lab.lab);
+
   std::string csv = "submission";
   for (const auto& lab : labs) csv += "," + csv_field(lab);
+  for (const auto& lab : timed) csv += "," + csv_field(lab + " speedup");
   csv += ",total,max_total\n";
   for (const auto& sub : run.submissions) {
     csv += csv_field(sub.name);
@@ -34,6 +43,12 @@ std::string gradebook_csv(const GradeRun& run) {
         max_total += run.points_per_lab;
         cell = std::to_string(points);
       }
+      csv += "," + csv_field(cell);
+    }
+    for (const auto& name : timed) {
+      std::string cell;
+      for (const auto& lab : sub.labs)
+        if (lab.lab == name && lab_speedup(lab)) cell = format_speedup(*lab_speedup(lab), false);
       csv += "," + csv_field(cell);
     }
     csv += "," + std::to_string(total) + "," + std::to_string(max_total) + "\n";

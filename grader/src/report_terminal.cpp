@@ -121,6 +121,7 @@ void TerminalReport::lab_finished(const LabResult& lab) {
   std::string line = "  " + padded(lab.lab, 27) + status_word(lab.status) + "  " + padded(counts, 14);
   if (lab.status == LabStatus::passed) line += paint(fixed(lab.seconds, 2) + " s", kDim);
   else line += lab.reason;
+  if (const auto speed = lab_speedup(lab)) line += "   speed " + format_speedup(*speed) + " vs reference";
   std::fprintf(out_, "%s\n", line.c_str());
   if (lab.status == LabStatus::failed && !lab.failed_by_cases && !lab.details.empty())
     std::fprintf(out_, "%s", paint(indent(lab.details, "      ", 8), kDim).c_str());

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,15 @@ struct LabResult {
     return n;
   }
 };
+
+/// The speed gate's result of a lab, from its metrics (speedup_vs_reference, speedup_ci_low,
+/// speedup_ci_high), if it reported one.
+struct Speedup {
+  double point = 0, low = 0, high = 0;
+};
+std::optional<Speedup> lab_speedup(const LabResult& lab);
+/// "1.02x (95% CI 0.98-1.05x)", or "1.02 [0.98-1.05]" for a spreadsheet cell.
+std::string format_speedup(const Speedup& s, bool words = true);
 
 struct SubmissionResult {
   std::string name;    ///< variant name (sanitized), e.g. exercises, solutions, alice

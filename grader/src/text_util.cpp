@@ -1,4 +1,7 @@
+#include <cstdio>
 #include "text_util.hpp"
+
+#include "results.hpp"
 
 namespace course_grader {
 
@@ -10,7 +13,8 @@ std::string clean_text(const std::string& text) {
   for (std::size_t i = 0; i < n;) {
     const unsigned char c = s[i];
     if (c < 0x80) {
-      out += (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f ? '?' : static_cast<char>(c);
+      // A carriage return would let a line overwrite itself on a terminal ("\rPASSED"): dropped.
+      if (c != '\r') out += (c < 0x20 && c != '\t' && c != '\n') || c == 0x7f ? '?' : static_cast<char>(c);
       ++i;
       continue;
     }
@@ -80,6 +84,30 @@ std::string last_part(const std::string& text, std::size_t max_bytes) {
   const std::size_t line = text.find('\n', start);
   if (line != std::string::npos && line - start < 200) start = line + 1;
   return "[... " + std::to_string(start) + " bytes left out ...]\n" + text.substr(start);
+}
+
+std::optional<Speedup> lab_speedup(const LabResult& lab) {
+  Speedup s;
+  bool found = false;
+  for (const Metric& m : lab.metrics) {
+    if (m.name == "speedup_vs_reference") {
+      s.point = m.value;
+      found = true;
+    } else if (m.name == "speedup_ci_low") {
+      s.low = m.value;
+    } else if (m.name == "speedup_ci_high") {
+      s.high = m.value;
+    }
+  }
+  if (!found) return std::nullopt;
+  return s;
+}
+
+std::string format_speedup(const Speedup& s, bool words) {
+  char buf[96];
+  if (words) std::snprintf(buf, sizeof buf, "%.2fx (95%% CI %.2f-%.2fx)", s.point, s.low, s.high);
+  else std::snprintf(buf, sizeof buf, "%.2f [%.2f-%.2f]", s.point, s.low, s.high);
+  return buf;
 }
 
 }  // namespace course_grader

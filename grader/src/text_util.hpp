@@ -6,8 +6,9 @@
 
 namespace course_grader {
 
-/// Replaces bytes that are not valid UTF-8 with '?', and control characters other than tab,
-/// newline and carriage return with '?' (XML 1.0 cannot carry them at all).
+/// Replaces bytes that are not valid UTF-8 with '?' and control characters other than tab and
+/// newline with '?' (escape sequences cannot reach a terminal, XML 1.0 cannot carry them at
+/// all); drops carriage returns.
 std::string clean_text(const std::string& text);
 
 /// Escapes & < > " ' for XML text and attribute values (after clean_text).

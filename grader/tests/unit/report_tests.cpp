@@ -108,13 +108,21 @@ TEST_CASE("report: JUnit XML") {
   CHECK(open == close);
 }
 
-TEST_CASE("report: gradebook CSV has one row per submission and a column per lab") {
-  const std::string csv = gradebook_csv(sample_run());
+TEST_CASE("report: gradebook CSV has one row per submission, a column per lab and per speed gate") {
+  GradeRun run = sample_run();
+  // The speed gate's interval travels as two more metrics.
+  for (auto& lab : run.submissions[0].labs)
+    if (lab_speedup(lab)) {
+      lab.metrics.push_back({"speedup_ci_low", 1.7, ""});
+      lab.metrics.push_back({"speedup_ci_high", 1.9, ""});
+    }
+  const std::string csv = gradebook_csv(run);
   CHECK(csv ==
         "submission,lab01_conv2d,lab02_padding_stride,lab03_pooling_activations,lab06_cuda_naive,lab07_cuda_optimized,"
-        "total,max_total\n"
-        "alice,10,0,0,skipped,10,20,40\n"
-        "\"bob,=evil\",0,,,,,0,10\n");
+        "lab07_cuda_optimized speedup,total,max_total\n"
+        "alice,10,0,0,skipped,10,1.80 [1.70-1.90],20,40\n"
+        "\"bob,=evil\",0,,,,,,0,10\n");
+  CHECK(format_speedup({1.8, 1.7, 1.9}) == "1.80x (95% CI 1.70-1.90x)");
 }
 
 TEST_CASE("handout: what stays out of a student handout") {
