@@ -12,5 +12,8 @@ if(COURSE_SANITIZE)
   # them from the compiler driver; nvcc-linked ones through -Xcompiler.
   add_link_options("$<$<LINK_LANGUAGE:CXX>:${course_sanitizer_flags}>"
                    "$<$<LINK_LANGUAGE:CUDA>:-Xcompiler=-fsanitize=address$<COMMA>undefined>")
+  # Code that must behave differently under ASan (it reserves terabytes of address space, so a
+  # process limited with RLIMIT_AS cannot start) can test this definition.
+  add_compile_definitions(COURSE_SANITIZE=1)
   message(STATUS "COURSE_SANITIZE: C++ code built with -fsanitize=address,undefined")
 endif()
