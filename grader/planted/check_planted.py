@@ -72,6 +72,17 @@ def apply_fault(spec, target, original, fault, places):
         target.write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
 
 
+def all_text(value):
+    """Every string inside a JSON value, joined (raw characters, not JSON escapes)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        return "\n".join(all_text(v) for v in value.values())
+    if isinstance(value, list):
+        return "\n".join(all_text(v) for v in value)
+    return ""
+
+
 # A planted daemon names itself this way; none may outlive the grading run.
 DAEMON_NAME = "course-daemon"
 
@@ -155,7 +166,7 @@ def main():
         test = lab_tests[0]
         output = test["output"]
         missing = [e for e in spec["expect"] if e not in output]
-        missing += [f"no {f!r}" for f in spec.get("forbid", []) if f in json.dumps(test)]
+        missing += [f"no {f!r}" for f in spec.get("forbid", []) if f in all_text(test)]
         if spec.get("no_metrics") and test.get("extra_data", {}).get("metrics"):
             missing.append("no metrics")
         if spec.get("no_metrics"):
@@ -166,8 +177,8 @@ def main():
         first_line = output.splitlines()[0] if output else ""
         print(f"{name:40} {spec['lab']:28} {'yes' if caught else 'NO '}  {first_line[:110]}")
         if not caught:
-            problems.append(f"{name} ({spec['what']}): status {test.get('status')}, expected {spec['expect']} "
-                            f"in the report:\n{output}")
+            problems.append(f"{name} ({spec['what']}): status {test.get('status')}, expected "
+                            f"{spec.get('status', 'failed')} and {missing or spec['expect']} in the report:\n{output}")
         # The unchanged labs of the same submission still build and pass: a fault (even a compile
         # error) costs only its own lab.
         for other in spec.get("also", []):
