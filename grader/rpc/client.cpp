@@ -239,7 +239,8 @@ class Worker {
     }
     std::vector<std::string> env = {"PATH=/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8",
                                     "COURSE_WORKER_MEMORY_MB=" + std::to_string(options().gpu ? 0 : options().memory_mb)};
-    for (const char* keep : {"CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "LD_LIBRARY_PATH"})
+    for (const char* keep : {"CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "LD_LIBRARY_PATH",
+                             "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"})
       if (const char* v = std::getenv(keep)) env.push_back(std::string(keep) + "=" + v);
     env.insert(env.end(), sanitizer_env.begin(), sanitizer_env.end());
     const int output_fd = tap_.start();
@@ -250,7 +251,13 @@ class Worker {
     envp.push_back(nullptr);
     const rlim_t nproc = ::geteuid() == 0 ? 256 : processes_of_this_user() + 256;
     const std::size_t memory_mb = options().memory_mb;
+#ifdef COURSE_SANITIZE
+    // AddressSanitizer reserves terabytes of shadow address space: no address-space limit in the
+    // course's own sanitizer build (the grader never grades students with one).
+    const bool limit_address_space = false;
+#else
     const bool limit_address_space = !options().gpu && memory_mb > 0;
+#endif
 
     const pid_t pid = ::fork();
     if (pid < 0) throw WorkerFailure(std::string("cannot start the worker: ") + std::strerror(errno));
