@@ -1,12 +1,35 @@
 #include "course/device.hpp"
 
-#include <cuda_runtime_api.h>
-
 #include <sstream>
 
+#include "course/error.hpp"
+
+// COURSE_HAS_CUDA (set by common/CMakeLists.txt) is 0 in a build without the CUDA toolkit: then
+// this file needs no CUDA header, there is never a GPU, and the reason says why.
+#if COURSE_HAS_CUDA
+#include <cuda_runtime_api.h>
+
 #include "course/cuda_check.hpp"
+#endif
 
 namespace course {
+
+#if !COURSE_HAS_CUDA
+
+namespace {
+const char* const kNoToolkit = "built without the CUDA toolkit";
+}  // namespace
+
+bool has_gpu() { return false; }
+
+std::string gpu_unavailable_reason() { return kNoToolkit; }
+
+DeviceInfo query_device(int index) {
+  throw Error("query_device(" + std::to_string(index) + "): " + kNoToolkit);
+}
+
+#else
+
 namespace {
 
 // cudaGetDeviceCount is the one call that is safe without a driver: it returns an error code
@@ -64,6 +87,8 @@ DeviceInfo query_device(int index) {
   CUDA_CHECK(cudaDeviceGetAttribute(&info.memory_clock_khz, cudaDevAttrMemoryClockRate, index));
   return info;
 }
+
+#endif  // COURSE_HAS_CUDA
 
 double DeviceInfo::peak_bandwidth_gbs() const {
   // Double data rate: two transfers per clock, bus width in bits -> bytes.

@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "course/device.hpp"
-#include "course/gpu_timer.hpp"
+#include "course/timing_stats.hpp"
 #include "expect_error.hpp"
 
 using namespace course;

@@ -109,8 +109,9 @@ CommandResult ensure_configured(const std::string& source_dir, const std::string
   if (!configured && !like_build_dir.empty() && fs::exists(like_build_dir + "/CMakeCache.txt")) {
     const std::string generator = cache_value(like_build_dir, "CMAKE_GENERATOR");
     if (!generator.empty()) argv.insert(argv.end(), {"-G", generator});
+    // COURSE_WITH_CUDA: a CPU-only main build grades submissions CPU-only too.
     for (const char* key : {"CMAKE_BUILD_TYPE", "CMAKE_CXX_COMPILER", "CMAKE_CUDA_COMPILER", "CMAKE_CUDA_ARCHITECTURES",
-                            "CUDNN_ROOT"}) {
+                            "CUDNN_ROOT", "COURSE_WITH_CUDA"}) {
       const std::string value = cache_value(like_build_dir, key);
       if (!value.empty()) argv.push_back(std::string("-D") + key + "=" + value);
     }

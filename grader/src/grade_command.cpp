@@ -150,6 +150,16 @@ LabResult grade_one(const GradeOptions& o, const Plan& plan, const ManifestLab& 
   result.device = lab.device;
   for (const auto& file : lab.student_sources) result.student_files.push_back(sub.folder + "/" + lab.name + "/" + file);
 
+  // A GPU lab in a build without the CUDA toolkit: skipped like a GPU lab without a GPU, never
+  // passed and never the student's failure.
+  if (!lab.not_built_reason.empty()) {
+    result.status = LabStatus::skipped;
+    result.reason = lab.not_built_reason;
+    result.skipped_because = "no CUDA toolkit";
+    result.hint = "install the CUDA toolkit (README.md, 'What you need'), re-run cmake, then grade it on a machine "
+                  "with an NVIDIA GPU";
+    return result;
+  }
   const auto program = lab.programs.find(sub.name);
   if (program == lab.programs.end()) {
     result.reason = "this build has no program for " + sub.name + " (re-configure the build folder)";

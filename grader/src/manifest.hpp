@@ -21,6 +21,9 @@ struct ManifestLab {
   std::string device;                  ///< cpu or gpu
   std::vector<std::string> student_sources;  ///< relative to <variant folder>/<lab>
   std::vector<std::string> sanitize_tools;   ///< GPU labs: compute-sanitizer tools of the gate
+  /// Set when this build cannot compile the lab (a GPU lab in a build without the CUDA toolkit):
+  /// the grader reports it as skipped with this reason. Its programs then have no path.
+  std::string not_built_reason;
   std::map<std::string, LabProgram> programs;  ///< by variant name
 };
 

@@ -47,6 +47,7 @@ nlohmann::json gradescope_results(const SubmissionResult& submission, const Grad
   nlohmann::json tests = nlohmann::json::array();
   nlohmann::json leaderboard = nlohmann::json::array();
   int score = 0, max_score = 0, passed = 0, failed = 0, skipped = 0;
+  std::string skip_reasons;  // "no CUDA driver ...", "no CUDA toolkit": each once
   for (std::size_t i = 0; i < submission.labs.size(); ++i) {
     const LabResult& lab = submission.labs[i];
     nlohmann::json test = {{"name", lab.lab},
@@ -55,7 +56,9 @@ nlohmann::json gradescope_results(const SubmissionResult& submission, const Grad
                            {"visibility", "visible"}};
     if (lab.status == LabStatus::skipped) {
       ++skipped;
-      test["name"] = lab.lab + " (skipped: no GPU)";
+      test["name"] = lab.lab + " (skipped: " + lab.skipped_because + ")";
+      const std::string why = lab.skipped_because == "no GPU" && !run.gpu_reason.empty() ? run.gpu_reason : lab.skipped_because;
+      if (skip_reasons.find(why) == std::string::npos) skip_reasons += (skip_reasons.empty() ? "" : "; ") + why;
       test["score"] = 0;
       test["max_score"] = 0;
     } else {
@@ -76,7 +79,7 @@ nlohmann::json gradescope_results(const SubmissionResult& submission, const Grad
   }
   std::ostringstream summary;
   summary << passed << " of " << (passed + failed) << " labs passed";
-  if (skipped > 0) summary << "; " << skipped << " GPU lab(s) skipped: " << (run.gpu_reason.empty() ? "no GPU" : run.gpu_reason);
+  if (skipped > 0) summary << "; " << skipped << " GPU lab(s) skipped: " << skip_reasons;
   summary << ". Seed " << run.seed << " (replay with COURSE_SEED=" << run.seed << ").";
   nlohmann::json results = {{"score", score},
                             {"max_score", max_score},

@@ -135,20 +135,28 @@ void TerminalReport::lab_finished(const LabResult& lab) {
 void TerminalReport::next_step(const GradeRun& run, const SubmissionResult& submission) {
   const LabResult* next = nullptr;
   int passed = 0, failed = 0, skipped = 0;
+  std::string skip_reasons;  // "no GPU", "no CUDA toolkit": each once
   for (const auto& lab : submission.labs) {
     if (lab.status == LabStatus::passed) ++passed;
-    if (lab.status == LabStatus::skipped) ++skipped;
+    if (lab.status == LabStatus::skipped) {
+      ++skipped;
+      if (skip_reasons.find(lab.skipped_because) == std::string::npos)
+        skip_reasons += (skip_reasons.empty() ? "" : ", ") + lab.skipped_because;
+    }
     if (lab.status == LabStatus::failed) {
       ++failed;
       if (next == nullptr) next = &lab;
     }
   }
   std::string summary = std::to_string(passed) + " of " + std::to_string(passed + failed) + " labs passed";
-  if (skipped > 0) summary += ", " + std::to_string(skipped) + " skipped (no GPU)";
+  if (skipped > 0) summary += ", " + std::to_string(skipped) + " skipped (" + skip_reasons + ")";
   std::fprintf(out_, "\n%s  (%s s)\n", paint(summary, kBold).c_str(), fixed(run.seconds).c_str());
   if (next == nullptr) {
     if (failed == 0 && passed > 0) std::fprintf(out_, "%s\n", paint("Every graded lab passes.", kGreen).c_str());
-    if (skipped > 0) std::fprintf(out_, "GPU labs need a machine with an NVIDIA GPU: run the same command there.\n");
+    if (skip_reasons.find("no CUDA toolkit") != std::string::npos)
+      std::fprintf(out_, "GPU labs need the CUDA toolkit (README.md, 'What you need') and a machine with an NVIDIA GPU.\n");
+    else if (skipped > 0)
+      std::fprintf(out_, "GPU labs need a machine with an NVIDIA GPU: run the same command there.\n");
     return;
   }
   std::fprintf(out_, "\n%s %s: %s\n", paint("Next:", kBold).c_str(), next->lab.c_str(), next->reason.c_str());

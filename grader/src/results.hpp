@@ -32,6 +32,7 @@ struct LabResult {
   std::string device;                  ///< cpu or gpu
   LabStatus status = LabStatus::failed;
   std::string reason;                  ///< one line: why it failed or was skipped (empty if passed)
+  std::string skipped_because = "no GPU";  ///< skipped: the short form for summaries ("no GPU", "no CUDA toolkit")
   std::string hint;                    ///< what to do about it (may be empty)
   std::string details;                 ///< first failure message(s) or compiler errors
   bool failed_by_cases = false;        ///< failed only because test cases failed (not a crash etc.)

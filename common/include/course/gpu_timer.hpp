@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "course/device_buffer.hpp"
+#include "course/timing_stats.hpp"
 
 namespace course {
 
@@ -19,15 +20,6 @@ struct TimerOptions {
   int repetitions = 20;    ///< timed runs; the median of these is the result
   bool flush_l2 = true;    ///< overwrite a buffer larger than L2 before each timed run
 };
-
-struct TimingStats {
-  std::vector<double> samples_ms;  ///< every timed run, in the order measured
-  double median_ms = 0, min_ms = 0, max_ms = 0, mean_ms = 0;
-  std::string summary() const;     ///< "median 0.123 ms (min 0.120, max 0.150, n=20)"
-};
-
-/// Summary statistics of a list of samples (median of an even count = mean of the middle two).
-TimingStats summarize_samples(std::vector<double> samples_ms);
 
 /// Times `work(stream)` with CUDA events on `stream`. The work must enqueue everything on that
 /// stream. Throws course::Error on any CUDA failure (including faults inside the timed kernels).
