@@ -15,6 +15,7 @@ COURSE_RPC_ENDPOINTS(
     COURSE_RPC_ENDPOINT(lab05_harness::conv_algorithm_report),
     COURSE_RPC_ENDPOINT(lab05_harness::lenet_forward),
     COURSE_RPC_ENDPOINT(lab05_harness::lenet_forward_batched),
+    COURSE_RPC_ENDPOINT(lab05_harness::lenet_forward_captured),
     COURSE_RPC_ENDPOINT(lab05_harness::timing_prepare),
     COURSE_RPC_ENDPOINT(lab05_harness::timing_run),
     COURSE_RPC_ENDPOINT(lab05_harness::timing_result))

@@ -238,6 +238,53 @@ void lenet_forward_batched(const lab04::FoldedLeNet& net, const Tensor& images, 
   download(d_logits, logits);
 }
 
+void lenet_forward_captured(const lab04::FoldedLeNet& net, const Tensor& images, Tensor& logits) {
+  check_images(images, logits);
+  const int n = static_cast<int>(images.dim(0));
+  Stream stream;
+  lab05::CudnnLeNet lenet(net, n);
+  const auto d_images = upload(images);
+  auto d_logits = poisoned(logits.numel());
+  lenet.forward(d_images.get(), n, d_logits.get(), stream.get());
+  finish(stream, "lab05::CudnnLeNet::forward");
+  CUDA_CHECK(cudaMemset(d_logits.get(), 0xFF, logits.bytes()));
+
+  // Global mode: an allocation, a free, a synchronisation or a blocking copy during the capture
+  // is an error instead of happening.
+  CUDA_CHECK(cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeGlobal));
+  std::string failure;
+  cudaGraph_t graph = nullptr;
+  try {
+    lenet.forward(d_images.get(), n, d_logits.get(), stream.get());
+  } catch (const course::NotImplemented&) {
+    cudaStreamEndCapture(stream.get(), &graph);
+    cudaGetLastError();
+    if (graph != nullptr) cudaGraphDestroy(graph);
+    throw;
+  } catch (const std::exception& e) {
+    failure = e.what();
+  }
+  const cudaError_t end = cudaStreamEndCapture(stream.get(), &graph);
+  cudaGetLastError();  // capture errors are not sticky: later calls start clean
+  if (!failure.empty() || end != cudaSuccess || graph == nullptr) {
+    if (graph != nullptr) cudaGraphDestroy(graph);
+    if (failure.empty()) failure = std::string("the capture ended with ") + cudaGetErrorName(end) + ": " + cudaGetErrorString(end);
+    throw course::Error(
+        "lab05::CudnnLeNet::forward must only enqueue work on the stream it is given (no cudaMalloc or "
+        "workspace per call, no synchronisation, no other stream) -- recording it as a CUDA graph failed: " +
+        failure);
+  }
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t made = cudaGraphInstantiate(&exec, graph, 0);
+  cudaGraphDestroy(graph);
+  if (made != cudaSuccess) throw course::Error(std::string("instantiating the recorded graph failed: ") + cudaGetErrorName(made));
+  const cudaError_t launched = cudaGraphLaunch(exec, stream.get());
+  cudaGraphExecDestroy(exec);
+  if (launched != cudaSuccess) throw course::Error(std::string("replaying the recorded graph failed: ") + cudaGetErrorName(launched));
+  finish(stream, "lab05::CudnnLeNet::forward (replayed as a CUDA graph)");
+  download(d_logits, logits);
+}
+
 namespace {
 
 struct Timing {

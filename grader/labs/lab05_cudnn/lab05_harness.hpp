@@ -89,4 +89,11 @@ double timing_run(int set);
 /// The logits of the last timed run (labels: their row maxima, computed here on the host).
 void timing_result(course::Tensor& logits, std::vector<int>& labels);
 
+/// One ordinary CudnnLeNet::forward on all images (the algorithm search and the libraries' lazy
+/// set-up happen there), then a second one recorded into a CUDA graph (global capture mode) and
+/// replayed with the outputs poisoned. The capture fails if forward() allocates (a workspace per
+/// call), synchronises, copies, or uses another stream: so this proves forward() only enqueues
+/// work on the stream it is given. Throws course::Error describing what broke the capture.
+void lenet_forward_captured(const lab04::FoldedLeNet& net, const course::Tensor& images, course::Tensor& logits);
+
 }  // namespace lab05_harness

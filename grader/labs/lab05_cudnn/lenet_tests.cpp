@@ -76,6 +76,14 @@ TEST_CASE("lenet: random weights, batches of 1, 3 and 7 images") {
   }
 }
 
+TEST_CASE("lenet: forward() only enqueues work on its stream (recorded and replayed as a CUDA graph)") {
+  const lab05_tests::Model& m = lab05_tests::mnist_model();
+  const Tensor images = m.test.images.reshaped({m.test.images.dim(0), 1, 28, 28});
+  Tensor logits = grader::poisoned({images.dim(0), ln::kNumClasses});
+  lab05_harness::lenet_forward_captured(m.folded, images, logits);
+  check_logits("MNIST, replayed graph", logits, m.golden_logits, &m.test.labels, recorded_correct(m));
+}
+
 TEST_CASE("lenet: MNIST test split at batch sizes 1, 7, 64 and all 1,996 at once") {
   const lab05_tests::Model& m = lab05_tests::mnist_model();
   const int total = static_cast<int>(m.test.images.dim(0));
