@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -89,6 +90,38 @@ class Session {
   course::DeviceBuffer<char> flush_;
   cudaStream_t stream_ = nullptr;
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
+};
+
+/// What a lab's harness keeps between the speed gate's calls: the student's pipeline (built by
+/// timing_prepare) and the Session with the input sets.
+template <class Pipeline>
+class TimedPipeline {
+ public:
+  void prepare(std::unique_ptr<Pipeline> pipeline, const std::vector<course::Tensor>& image_sets, int classes) {
+    session_.reset();
+    pipeline_ = std::move(pipeline);
+    session_ = std::make_unique<Session>(image_sets, classes);
+    if (cudaDeviceSynchronize() != cudaSuccess) throw course::Error("timing_prepare: the GPU failed while uploading");
+  }
+  Pipeline& pipeline() {
+    require_prepared();
+    return *pipeline_;
+  }
+  Session& session() {
+    require_prepared();
+    return *session_;
+  }
+  void reset() {
+    session_.reset();
+    pipeline_.reset();
+  }
+
+ private:
+  void require_prepared() const {
+    if (!pipeline_ || !session_) throw course::Error("timing: timing_prepare was not called (or failed)");
+  }
+  std::unique_ptr<Pipeline> pipeline_;
+  std::unique_ptr<Session> session_;
 };
 
 }  // namespace grader_gpu_timing

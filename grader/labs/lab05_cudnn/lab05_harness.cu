@@ -287,39 +287,26 @@ void lenet_forward_captured(const lab04::FoldedLeNet& net, const Tensor& images,
 
 namespace {
 
-struct Timing {
-  std::unique_ptr<lab05::CudnnLeNet> model;
-  std::unique_ptr<grader_gpu_timing::Session> session;
-};
-Timing& timing() {
-  static Timing t;
+grader_gpu_timing::TimedPipeline<lab05::CudnnLeNet>& timing() {
+  static grader_gpu_timing::TimedPipeline<lab05::CudnnLeNet> t;
   return t;
 }
 
 }  // namespace
 
 void timing_prepare(const lab04::FoldedLeNet& net, const std::vector<Tensor>& image_sets) {
-  Timing& t = timing();
-  t.session.reset();
-  t.model.reset();
+  timing().reset();
   require(!image_sets.empty(), "timing_prepare: no input sets");
-  t.model = std::make_unique<lab05::CudnnLeNet>(net, static_cast<int>(image_sets[0].dim(0)));
-  t.session = std::make_unique<grader_gpu_timing::Session>(image_sets, 10);
-  CUDA_CHECK(cudaDeviceSynchronize());
+  timing().prepare(std::make_unique<lab05::CudnnLeNet>(net, static_cast<int>(image_sets[0].dim(0))), image_sets, course::lenet::kNumClasses);
 }
 
 double timing_run(int set) {
-  Timing& t = timing();
-  require(t.session != nullptr, "timing_run before timing_prepare");
-  return t.session->run(
-      set, [&](const float* images, int n, float* logits, int*, cudaStream_t stream) { t.model->forward(images, n, logits, stream); },
-      "lab05::CudnnLeNet::forward");
+  auto& t = timing();
+  return t.session().run(set, [&](const float* images, int n, float* logits, int*, cudaStream_t stream) { t.pipeline().forward(images, n, logits, stream); }, "lab05::CudnnLeNet::forward");
 }
 
 void timing_result(Tensor& logits, std::vector<int>& labels) {
-  Timing& t = timing();
-  require(t.session != nullptr, "timing_result before timing_prepare");
-  t.session->result(logits, labels);
+  timing().session().result(logits, labels);
   const auto classes = static_cast<std::size_t>(logits.dim(1));
   for (std::size_t i = 0; i < labels.size(); ++i) {
     const float* row = logits.data() + i * classes;

@@ -349,42 +349,26 @@ void call_lenet_with_arguments(const lab04::FoldedLeNet& net, int max_batch, int
 
 namespace {
 
-struct Timing {
-  std::unique_ptr<lab06::NaiveLeNet> model;
-  std::unique_ptr<grader_gpu_timing::Session> session;
-};
-Timing& timing() {
-  static Timing t;
+grader_gpu_timing::TimedPipeline<lab06::NaiveLeNet>& timing() {
+  static grader_gpu_timing::TimedPipeline<lab06::NaiveLeNet> t;
   return t;
 }
 
 }  // namespace
 
 void timing_prepare(const lab04::FoldedLeNet& net, const std::vector<Tensor>& image_sets) {
-  Timing& t = timing();
-  t.session.reset();
-  t.model.reset();
+  timing().reset();
   require(!image_sets.empty(), "timing_prepare: no input sets");
-  t.model = std::make_unique<lab06::NaiveLeNet>(net, as_int(image_sets[0].dim(0), "N"));
-  t.session = std::make_unique<grader_gpu_timing::Session>(image_sets, course::lenet::kNumClasses);
-  CUDA_CHECK(cudaDeviceSynchronize());
+  timing().prepare(std::make_unique<lab06::NaiveLeNet>(net, as_int(image_sets[0].dim(0), "N")), image_sets, course::lenet::kNumClasses);
 }
 
 double timing_run(int set) {
-  Timing& t = timing();
-  require(t.session != nullptr, "timing_run before timing_prepare");
-  return t.session->run(
-      set,
-      [&](const float* images, int n, float* logits, int* labels, cudaStream_t stream) {
-        t.model->forward(images, n, logits, labels, stream);
-      },
-      "lab06::NaiveLeNet::forward");
+  auto& t = timing();
+  return t.session().run(set, [&](const float* images, int n, float* logits, int* labels, cudaStream_t stream) { t.pipeline().forward(images, n, logits, labels, stream); }, "lab06::NaiveLeNet::forward");
 }
 
 void timing_result(Tensor& logits, std::vector<int>& labels) {
-  Timing& t = timing();
-  require(t.session != nullptr, "timing_result before timing_prepare");
-  t.session->result(logits, labels);
+  timing().session().result(logits, labels);
 }
 
 }  // namespace lab06_harness
