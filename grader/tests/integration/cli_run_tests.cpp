@@ -126,4 +126,38 @@ TEST_CASE("cli: many submissions: gradebook CSV, per-submission results, a crash
   CHECK(contains(r.output, "submission"));
 }
 
+TEST_CASE("cli: a GPU lab this build could not compile (no CUDA toolkit) is skipped with its reason, 0 of 0 points") {
+  grader_test::TempDir dir;
+  fs::create_directories(dir / "ex");
+  const nlohmann::json variants = {{{"name", "exercises"}, {"folder", dir / "ex"}}};
+  nlohmann::json manifest = {
+      {"format", 1},
+      {"source_dir", dir.path()},
+      {"build_dir", dir.path()},
+      {"variants", variants},
+      {"labs",
+       {{{"name", "fake_cpu_lab"}, {"device", "cpu"}, {"student_sources", {"fake.cpp"}},
+         {"programs", {{"exercises", program(fake_program(dir, "pass"))}}}},
+        {{"name", "fake_gpu_lab"}, {"device", "gpu"}, {"student_sources", nlohmann::json::array()},
+         {"not_built_reason", "not built: no CUDA toolkit (install it)"},
+         // No program path: the grader must not try to run (or fail) it.
+         {"programs", {{"exercises", program("")}}}}}}};
+  grader_test::write_file(dir / "manifest.json", manifest.dump(2));
+  const CommandResult r = grader({"grade", "--no-build", "--manifest", dir / "manifest.json", "--source-dir", dir.path(),
+                                  "--json", dir / "results.json", "--csv", dir / "grades.csv"});
+  INFO(r.output);
+  CHECK(r.exit_code == 0);  // skipped is not failed
+  CHECK(contains(r.output, "SKIPPED"));
+  CHECK(contains(r.output, "not built: no CUDA toolkit (install it)"));
+  CHECK(contains(r.output, "1 of 1 labs passed, 1 skipped (no CUDA toolkit)"));
+  const auto results = nlohmann::json::parse(grader_test::read_file(dir / "results.json"));
+  CHECK(results["score"] == 10);
+  CHECK(results["max_score"] == 10);
+  CHECK(results["tests"][1]["name"] == "fake_gpu_lab (skipped: no CUDA toolkit)");
+  CHECK(results["tests"][1]["max_score"] == 0);
+  CHECK(contains(results["output"].get<std::string>(), "1 GPU lab(s) skipped: no CUDA toolkit"));
+  CHECK(grader_test::read_file(dir / "grades.csv") ==
+        "submission,fake_cpu_lab,fake_gpu_lab,total,max_total\nexercises,10,skipped,10,10\n");
+}
+
 }  // TEST_SUITE
