@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <dirent.h>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -106,7 +107,9 @@ class OutputTap {
   int start() {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) return -1;
-    std::thread([read_fd = fds[0], this] {
+    // The reading thread shares the state, not this object: it may still be draining the pipe
+    // while the program exits and the static Worker (and this tap) are destroyed.
+    std::thread([read_fd = fds[0], state = state_] {
       char buf[4096];
       while (true) {
         const ssize_t n = ::read(read_fd, buf, sizeof buf);
@@ -114,25 +117,25 @@ class OutputTap {
         if (n <= 0) break;
         std::string text = clean(std::string(buf, static_cast<std::size_t>(n)));
         [[maybe_unused]] const ssize_t w = ::write(1, text.data(), text.size());
-        std::lock_guard<std::mutex> lock(mutex_);
-        recent_ += text;
-        if (recent_.size() > 64 * 1024) recent_.erase(0, recent_.size() - 48 * 1024);
+        std::lock_guard<std::mutex> lock(state->mutex);
+        state->recent += text;
+        if (state->recent.size() > 64 * 1024) state->recent.erase(0, state->recent.size() - 48 * 1024);
       }
       ::close(read_fd);
-      std::lock_guard<std::mutex> lock(mutex_);
-      done_ = true;
     }).detach();
     return fds[1];
   }
   std::string recent() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return recent_;
+    std::lock_guard<std::mutex> lock(state_->mutex);
+    return state_->recent;
   }
 
  private:
-  std::mutex mutex_;
-  std::string recent_;
-  bool done_ = false;
+  struct State {
+    std::mutex mutex;
+    std::string recent;
+  };
+  std::shared_ptr<State> state_ = std::make_shared<State>();
 };
 
 class Worker {
