@@ -9,6 +9,7 @@
 
 #include "course/device.hpp"
 #include "course/error.hpp"
+#include "course/speed/statistics.hpp"
 #include "rpc/client.hpp"
 
 namespace grader {
@@ -20,13 +21,6 @@ struct Timed {
   std::vector<double> gpu_ms;
   std::vector<double> wall_ms;
 };
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
 
 // One timed run through the call channel: the harness's GPU time, and this side's wall clock
 // around the whole call.
@@ -44,7 +38,7 @@ double timed_call(const PipelineTimer& timer, int set, Timed& log) {
 double unexplained_ms(const Timed& log) {
   std::vector<double> gaps;
   for (std::size_t i = 0; i < log.gpu_ms.size(); ++i) gaps.push_back(log.wall_ms[i] - log.gpu_ms[i]);
-  return median(gaps);
+  return course::speed::median(gaps);
 }
 
 }  // namespace

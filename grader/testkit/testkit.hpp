@@ -12,6 +12,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -34,6 +35,16 @@ course::Rng case_rng(const std::string& case_name);
 /// A tensor of this shape filled with NaN: any element the code under test forgets to write
 /// stays NaN and fails check_tensor.
 course::Tensor poisoned(const course::Shape& shape);
+
+/// Images [begin, begin + count) of an [N, C, H, W] tensor, as a new tensor (for running a network
+/// on part of a test split).
+inline course::Tensor image_slice(const course::Tensor& images, std::int64_t begin, std::int64_t count) {
+  const std::int64_t per_image = images.dim(1) * images.dim(2) * images.dim(3);
+  course::Tensor out(course::Shape{count, images.dim(1), images.dim(2), images.dim(3)});
+  const float* src = images.data() + begin * per_image;
+  std::copy(src, src + count * per_image, out.data());
+  return out;
+}
 
 /// CHECKs that `actual` matches `expected` (shape, values within tolerance, no NaN/Inf); on
 /// failure the message names `what`, the seed, and the first mismatches with their indices.
