@@ -13,7 +13,8 @@
 //     (work on a stream the events cannot see, or work after the stop event, shows up here);
 //   * re-checks the candidate's outputs after timing against the golden reference;
 //   * flags a time faster than the GPU can do the work (course::speed::check_plausible);
-//   * reports course-metric lines (speed-up, its interval, the time) for the leaderboard.
+//   * reports course-metric lines (speed-up, its interval, the time) for the leaderboard, under
+//     the gate's MetricNames (the standard names unless the lab names them otherwise).
 #pragma once
 
 #include <algorithm>
@@ -31,10 +32,30 @@ namespace grader {
 
 struct PipelineTimer {
   std::function<void()> prepare;    ///< once per worker, untimed: build the pipeline, upload the inputs
+  /// Optional: what to prepare in the REFERENCE worker instead of `prepare`, when the reference
+  /// side is another pipeline than the candidate's (lab 07 times the student's pipeline against
+  /// the lab 06 naive one, which exists only in the reference worker). Empty: `prepare` there too.
+  std::function<void()> reference_prepare;
   std::function<double(int)> run;   ///< one timed run on input set i: the harness's GPU time in ms
   /// After timing, on the candidate only: throws course::Error (or fails CHECKs) unless the outputs
   /// of the last run, on input set i, are right.
   std::function<void(int)> recheck;
+};
+
+/// The names of a gate's `course-metric` lines. The defaults are the leaderboard's; a lab with a
+/// second gate gives that one other names so that the two do not collide.
+struct MetricNames {
+  std::string speedup = "speedup_vs_reference";
+  std::string ci_low = "speedup_ci_low";
+  std::string ci_high = "speedup_ci_high";
+  std::string time_ms = "pipeline_ms";  ///< the candidate's median time; "_ms": lower ranks higher
+
+  /// Names for a gate against `baseline` instead of the reference solution, e.g. "naive":
+  /// speedup_vs_naive, speedup_vs_naive_ci_low, speedup_vs_naive_ci_high, pipeline_vs_naive_ms.
+  static MetricNames versus(const std::string& baseline) {
+    const std::string speedup = "speedup_vs_" + baseline;
+    return {speedup, speedup + "_ci_low", speedup + "_ci_high", "pipeline_vs_" + baseline + "_ms"};
+  }
 };
 
 struct SpeedGate {
@@ -43,6 +64,7 @@ struct SpeedGate {
   int input_sets = 3;
   course::speed::Work work;             ///< for the plausibility bound
   course::speed::ScheduleOptions schedule;
+  MetricNames metrics;                  ///< the names of its course-metric lines
 };
 
 /// The speed gates' input sets: a test split rotated by `by` images (every set holds real images,

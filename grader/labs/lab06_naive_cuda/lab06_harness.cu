@@ -8,15 +8,15 @@
 #include <climits>
 #include <cstddef>
 #include <cstdint>
-#include <exception>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "course/device_buffer.hpp"
-#include "gpu_timing_session.hpp"
 #include "course/error.hpp"
 #include "course/lenet.hpp"
+#include "gpu_harness_kit.hpp"
+#include "gpu_timing_session.hpp"
 #include "labs/lab06_naive_cuda.hpp"
 
 namespace lab06_harness {
@@ -24,21 +24,10 @@ namespace {
 
 using course::Tensor;
 
-/// A stream of the harness's own. A blocking one (the default flags) on purpose: it is ordered
-/// with the legacy default stream, so while it is being captured into a graph, a launch the
-/// student put on the default stream breaks the capture with an error instead of running
-/// unseen outside the graph.
-class Stream {
- public:
-  Stream() { CUDA_CHECK(cudaStreamCreate(&stream_)); }
-  ~Stream() { cudaStreamDestroy(stream_); }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  cudaStream_t get() const { return stream_; }
-
- private:
-  cudaStream_t stream_ = nullptr;
-};
+using grader_gpu_harness::check_cuda;
+using grader_gpu_harness::finish;
+using grader_gpu_harness::GuardedOutput;
+using grader_gpu_harness::Stream;
 
 void require(bool ok, const std::string& message) {
   if (!ok) throw course::Error("lab06 harness: " + message);
@@ -49,75 +38,9 @@ int as_int(std::int64_t value, const std::string& what) {
   return static_cast<int>(value);
 }
 
-/// Turns a pending CUDA error into a course::Error that names the student's function; `when`
-/// says whether it showed at the launch or only when the GPU ran the kernel.
-void check_cuda(cudaError_t status, const std::string& function, const char* when) {
-  if (status == cudaSuccess) return;
-  std::string message = "CUDA error " + std::string(cudaGetErrorName(status)) + " " + when + " " + function + ": " +
-                        cudaGetErrorString(status);
-  if (status == cudaErrorIllegalAddress || status == cudaErrorMisalignedAddress)
-    message += " (an index outside a buffer; run the test program under compute-sanitizer to find the line)";
-  throw course::Error(message);
-}
-
-/// Waits for everything on the stream and reports the first error of `function`.
-void finish(const Stream& stream, const std::string& function) {
-  check_cuda(cudaGetLastError(), function, "at the launch of a kernel in");
-  check_cuda(cudaStreamSynchronize(stream.get()), function, "while the GPU ran");
-  // Work the student wrongly put on another stream of their own: wait for it too, so that its
-  // faults are reported here and not in the next test.
-  check_cuda(cudaDeviceSynchronize(), function, "while the GPU ran");
-}
-
 /// Device copy of a host tensor; upload is synchronous (cudaMemcpy), so it is complete when the
 /// student's kernels start.
 course::DeviceBuffer<float> upload(const Tensor& t) { return course::DeviceBuffer<float>(t.values()); }
-
-// Every output buffer gets a guard zone of 1,024 poisoned elements after its end (more than the
-// largest block), checked after the call: a kernel without a bounds check writes past the end
-// of its output, which usually does not crash -- it silently overwrites a neighbour. Here it is
-// caught and named.
-constexpr std::size_t kGuard = 1024;
-
-/// An output of `count` elements in a buffer of count + kGuard, every byte 0xFF: NaN as a
-/// float, -1 as an int.
-template <typename T>
-class GuardedOutput {
- public:
-  explicit GuardedOutput(std::size_t count) : count_(count), buffer_(count + kGuard) {
-    buffer_.fill_bytes(0xFF);
-    CUDA_CHECK(cudaDeviceSynchronize());  // the memset is complete before any student kernel runs
-  }
-  T* get() { return buffer_.get(); }
-  std::size_t count() const { return count_; }
-  std::size_t bytes() const { return count_ * sizeof(T); }
-
-  /// Throws course::Error if `function` wrote into the guard zone.
-  void check_guard(const std::string& function) const {
-    std::vector<T> guard(kGuard);
-    CUDA_CHECK(cudaMemcpy(guard.data(), buffer_.get() + count_, kGuard * sizeof(T), cudaMemcpyDeviceToHost));
-    const auto* bytes = reinterpret_cast<const unsigned char*>(guard.data());
-    for (std::size_t j = 0; j < kGuard * sizeof(T); ++j)
-      if (bytes[j] != 0xFF)
-        throw course::Error(function + " wrote past the end of its output: element " +
-                            std::to_string(count_ + j / sizeof(T)) + " of an output of " + std::to_string(count_) +
-                            " elements (a missing bounds check, or a wrong offset?)");
-  }
-  /// Checks the guard, then copies the `count` output elements to the host.
-  void download(T* host, const std::string& function) const {
-    check_guard(function);
-    buffer_.download(host, count_);
-  }
-  std::vector<T> download(const std::string& function) const {
-    std::vector<T> host(count_);
-    download(host.data(), function);
-    return host;
-  }
-
- private:
-  std::size_t count_;
-  course::DeviceBuffer<T> buffer_;
-};
 
 void require_rank(const Tensor& t, std::size_t rank, const std::string& name) {
   require(t.rank() == rank && t.numel() > 0,
@@ -245,50 +168,14 @@ void lenet_forward_captured(const lab04::FoldedLeNet& net, const Tensor& images,
   GuardedOutput<float> d_logits(logits.numel());
   GuardedOutput<int> d_labels(static_cast<std::size_t>(total));
 
-  // Global mode: while the capture runs, an allocation, a synchronisation, a blocking copy or a
-  // launch on the legacy default stream is an error instead of happening.
-  CUDA_CHECK(cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeGlobal));
-  std::string failure;
-  cudaGraph_t graph = nullptr;
-  // Whatever happens inside forward(), the capture must be ended, or the stream stays unusable.
-  const auto end_capture = [&stream, &graph] {
-    const cudaError_t status = cudaStreamEndCapture(stream.get(), &graph);
-    cudaGetLastError();  // capture errors are not sticky; clear them so that later calls start clean
-    return status;
-  };
-  try {
-    model.forward(d_images.get(), total, d_logits.get(), d_labels.get(), stream.get());
-  } catch (const course::NotImplemented&) {
-    end_capture();
-    if (graph != nullptr) cudaGraphDestroy(graph);
-    throw;  // "not implemented" stays what it is
-  } catch (const std::exception& e) {
-    failure = e.what();
-  } catch (...) {
-    failure = "an exception that is not a std::exception";
-  }
-  const cudaError_t end = end_capture();
-  if (!failure.empty() || end != cudaSuccess || graph == nullptr) {
-    if (graph != nullptr) cudaGraphDestroy(graph);
-    if (failure.empty()) failure = std::string("the capture ended with ") + cudaGetErrorName(end) + ": " + cudaGetErrorString(end);
-    throw course::Error(
-        "lab06::NaiveLeNet::forward must only launch kernels on the stream it is given (no cudaMalloc, no "
-        "cudaMemcpy, no synchronisation, no other stream) -- recording it as a CUDA graph failed: " + failure);
-  }
-
-  cudaGraphExec_t exec = nullptr;
-  const cudaError_t made = cudaGraphInstantiate(&exec, graph, 0);
-  cudaGraphDestroy(graph);
-  check_cuda(made, "lab06::NaiveLeNet::forward", "when instantiating the graph recorded from");
-  // Twice, with the outputs poisoned in between: the second run must write them all again.
-  cudaError_t status = cudaGraphLaunch(exec, stream.get());
-  if (status == cudaSuccess) status = cudaStreamSynchronize(stream.get());
-  if (status == cudaSuccess) status = cudaMemsetAsync(d_logits.get(), 0xFF, d_logits.bytes(), stream.get());  // outputs only, not the guards
-  if (status == cudaSuccess) status = cudaMemsetAsync(d_labels.get(), 0xFF, d_labels.bytes(), stream.get());
-  if (status == cudaSuccess) status = cudaGraphLaunch(exec, stream.get());
-  cudaGraphExecDestroy(exec);
-  check_cuda(status, "lab06::NaiveLeNet::forward", "when replaying the graph recorded from");
-  finish(stream, "lab06::NaiveLeNet::forward (replayed as a CUDA graph)");
+  grader_gpu_harness::capture_and_replay(
+      stream, [&](cudaStream_t s) { model.forward(d_images.get(), total, d_logits.get(), d_labels.get(), s); },
+      [&](cudaStream_t s) {  // outputs only, not the guards
+        cudaError_t status = cudaMemsetAsync(d_logits.get(), 0xFF, d_logits.bytes(), s);
+        if (status == cudaSuccess) status = cudaMemsetAsync(d_labels.get(), 0xFF, d_labels.bytes(), s);
+        return status;
+      },
+      "lab06::NaiveLeNet::forward");
   d_logits.download(logits.data(), "lab06::NaiveLeNet::forward");
   labels = d_labels.download("lab06::NaiveLeNet::forward");
 }

@@ -1,22 +1,14 @@
-// Shared pieces of lab 06's tests: tolerances, the golden folded network, random networks, and
-// the trained models with their test splits (loaded once per process).
+// Shared pieces of lab 06's tests: tolerances, and (from grader/testkit/lenet_checks.hpp, shared
+// with lab 07) the golden folded network, random networks, and the trained models with their test
+// splits (loaded once per test file).
 #pragma once
 
-#include <algorithm>
-#include <cmath>
-#include <cstdint>
-#include <string>
-#include <utility>
-#include <vector>
-
 #include "course/compare.hpp"
-#include "course/idx.hpp"
 #include "course/lenet.hpp"
 #include "course/rng.hpp"
 #include "course/tensor.hpp"
-#include "lab04_reference.hpp"
 #include "lab06_harness.hpp"
-#include "labs/lab04_lenet_cpu.hpp"
+#include "lenet_checks.hpp"
 #include "testkit.hpp"
 
 namespace lab06_tests {
@@ -29,104 +21,15 @@ namespace ln = course::lenet;
 // values near 1: its error is ~1e-5. Pooling, ReLU and argmax pick existing values: exact.
 const course::Tolerance kSumTolerance{1e-4, 1e-4};
 const course::Tolerance kExact{0.0, 0.0};
-// Whole-network logits (|logit| up to ~25 for the trained models): five layers of float sums.
-const course::Tolerance kLogitTolerance{1e-3, 1e-3};
+using grader::lenet_checks::kLogitTolerance;
 
-/// The folded network built by the GOLDEN folding, so that these tests need no lab 04 code.
-inline lab04::FoldedLeNet golden_folded_net(const ln::Weights& w) {
-  const auto fold = [&w](const std::string& conv, const std::string& bn) {
-    return golden::lab04_fold_batchnorm(w.at(conv + ".weight"), w.at(conv + ".bias"), w.at(bn + ".weight"),
-                                        w.at(bn + ".bias"), w.at(bn + ".running_mean"), w.at(bn + ".running_var"),
-                                        w.bn_epsilon);
-  };
-  const golden::Lab04FoldedConv c1 = fold("conv1", "bn1"), c2 = fold("conv2", "bn2");
-  return {c1.weight,        c1.bias,          c2.weight,          c2.bias,          w.at("fc1.weight"),
-          w.at("fc1.bias"), w.at("fc2.weight"), w.at("fc2.bias"), w.at("fc3.weight"), w.at("fc3.bias")};
-}
-
-/// An untrained LeNet: weights scaled by 1/sqrt(fan-in) so activations stay near 1, batch-norm
-/// parameters far from the identity.
-inline ln::Weights random_weights(course::Rng& rng) {
-  ln::Weights w;
-  w.bn_epsilon = 1e-3;
-  for (const ln::ParamSpec& p : ln::parameters()) {
-    const bool batchnorm = p.name.rfind("bn", 0) == 0;
-    course::Tensor t;
-    if (batchnorm && p.name.find("running_var") != std::string::npos)
-      t = rng.tensor(p.shape, 0.05f, 0.5f);
-    else if (batchnorm && p.name.find(".weight") != std::string::npos)
-      t = rng.tensor(p.shape, 0.5f, 1.5f);
-    else if (batchnorm)
-      t = rng.tensor(p.shape, -0.5f, 0.5f);
-    else {
-      const std::size_t fan_in =
-          p.shape.size() > 1 ? course::shape_numel(p.shape) / static_cast<std::size_t>(p.shape[0]) : 1;
-      const float bound = static_cast<float>(1.0 / std::sqrt(static_cast<double>(fan_in)));
-      t = rng.tensor(p.shape, -bound, bound);
-    }
-    w.tensors.emplace(p.name, std::move(t));
-  }
-  return w;
-}
-
-/// argmax of each row, the first index on a tie.
-inline std::vector<int> row_argmax(const course::Tensor& logits) {
-  const auto rows = static_cast<std::size_t>(logits.dim(0)), classes = static_cast<std::size_t>(logits.dim(1));
-  std::vector<int> out(rows);
-  for (std::size_t n = 0; n < rows; ++n) {
-    const float* row = logits.data() + n * classes;
-    out[n] = static_cast<int>(std::max_element(row, row + classes) - row);
-  }
-  return out;
-}
-
-/// CHECKs that two label lists are equal; on failure names the first differing image.
-inline bool check_labels(const std::string& what, const std::vector<int>& actual, const std::vector<int>& expected) {
-  if (actual.size() != expected.size()) {
-    CHECK_MESSAGE(false, what << ": " << actual.size() << " labels, expected " << expected.size());
-    return false;
-  }
-  std::size_t differ = 0, first = 0;
-  for (std::size_t i = actual.size(); i-- > 0;)
-    if (actual[i] != expected[i]) {
-      ++differ;
-      first = i;
-    }
-  CHECK_MESSAGE(differ == 0, what << ": " << differ << " of " << actual.size() << " labels differ; first at image "
-                                  << first << ": got " << actual[first] << ", expected " << expected[first]
-                                  << " (seed " << grader::seed() << ")");
-  return differ == 0;
-}
-
-/// A trained network, folded by the golden code, with its test split.
-struct Model {
-  ln::Weights weights;
-  lab04::FoldedLeNet folded;
-  course::Dataset test;
-  std::int64_t recorded_correct = -1;  ///< PyTorch's count of correct test images (weights metadata)
-};
-
-inline Model load_model(const std::string& weights_file, const course::DatasetFiles& files, const std::string& name) {
-  Model m;
-  m.weights = ln::load_weights(std::string(COURSE_DATA_DIR) + "/weights/" + weights_file);
-  m.folded = golden_folded_net(m.weights);
-  m.test = course::load_dataset(files.test_images, files.test_labels, name);
-  const auto it = m.weights.metadata.find("test_correct");
-  if (it != m.weights.metadata.end()) m.recorded_correct = std::stoll(it->second);
-  return m;
-}
-
-inline const Model& mnist_model() {
-  static const Model model = load_model("lenet_mnist.safetensors", course::mnist_files(COURSE_DATA_DIR), "mnist");
-  return model;
-}
-
-inline const Model& fashion_model() {
-  static const Model model =
-      load_model("lenet_fashion_mnist.safetensors", course::fashion_mnist_files(), "fashion-mnist");
-  return model;
-}
-
+using grader::lenet_checks::check_labels;
+using grader::lenet_checks::fashion_model;
+using grader::lenet_checks::golden_folded_net;
+using grader::lenet_checks::mnist_model;
+using grader::lenet_checks::Model;
+using grader::lenet_checks::random_weights;
+using grader::lenet_checks::row_argmax;
 using grader::image_slice;
 
 }  // namespace

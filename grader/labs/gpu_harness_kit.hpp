@@ -1,0 +1,154 @@
+// What the GPU labs' trusted harnesses (labs 06 and 07) share: a stream of the harness's own,
+// CUDA errors turned into course::Error naming the student's function, poisoned outputs with a
+// guard zone after them, and the CUDA-graph check of a forward() that must only enqueue work on
+// the stream it is given. Header-only; included by a lab's harness (.cu) in the worker.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <exception>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "course/device_buffer.hpp"
+#include "course/error.hpp"
+
+namespace grader_gpu_harness {
+
+/// A stream of the harness's own. A blocking one (the default flags) on purpose: it is ordered
+/// with the legacy default stream, so while it is being captured into a graph, a launch the
+/// student put on the default stream breaks the capture with an error instead of running
+/// unseen outside the graph.
+class Stream {
+ public:
+  Stream() { CUDA_CHECK(cudaStreamCreate(&stream_)); }
+  ~Stream() { cudaStreamDestroy(stream_); }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  cudaStream_t get() const { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
+/// Turns a pending CUDA error into a course::Error that names the student's function; `when`
+/// says whether it showed at the launch or only when the GPU ran the kernel.
+inline void check_cuda(cudaError_t status, const std::string& function, const char* when) {
+  if (status == cudaSuccess) return;
+  std::string message = "CUDA error " + std::string(cudaGetErrorName(status)) + " " + when + " " + function + ": " +
+                        cudaGetErrorString(status);
+  if (status == cudaErrorIllegalAddress || status == cudaErrorMisalignedAddress)
+    message += " (an index outside a buffer; run the test program under compute-sanitizer to find the line)";
+  throw course::Error(message);
+}
+
+/// Waits for everything on the stream and reports the first error of `function`.
+inline void finish(const Stream& stream, const std::string& function) {
+  check_cuda(cudaGetLastError(), function, "at the launch of a kernel in");
+  check_cuda(cudaStreamSynchronize(stream.get()), function, "while the GPU ran");
+  // Work the student wrongly put on another stream of their own: wait for it too, so that its
+  // faults are reported here and not in the next test.
+  check_cuda(cudaDeviceSynchronize(), function, "while the GPU ran");
+}
+
+// Every output buffer gets a guard zone of 1,024 poisoned elements after its end (more than the
+// largest block), checked after the call: a kernel without a bounds check writes past the end
+// of its output, which usually does not crash -- it silently overwrites a neighbour. Here it is
+// caught and named.
+constexpr std::size_t kGuard = 1024;
+
+/// An output of `count` elements in a buffer of count + kGuard, every byte 0xFF: NaN as a
+/// float, -1 as an int.
+template <typename T>
+class GuardedOutput {
+ public:
+  explicit GuardedOutput(std::size_t count) : count_(count), buffer_(count + kGuard) {
+    buffer_.fill_bytes(0xFF);
+    CUDA_CHECK(cudaDeviceSynchronize());  // the memset is complete before any student kernel runs
+  }
+  T* get() { return buffer_.get(); }
+  std::size_t count() const { return count_; }
+  std::size_t bytes() const { return count_ * sizeof(T); }
+
+  /// Throws course::Error if `function` wrote into the guard zone.
+  void check_guard(const std::string& function) const {
+    std::vector<T> guard(kGuard);
+    CUDA_CHECK(cudaMemcpy(guard.data(), buffer_.get() + count_, kGuard * sizeof(T), cudaMemcpyDeviceToHost));
+    const auto* bytes = reinterpret_cast<const unsigned char*>(guard.data());
+    for (std::size_t j = 0; j < kGuard * sizeof(T); ++j)
+      if (bytes[j] != 0xFF)
+        throw course::Error(function + " wrote past the end of its output: element " +
+                            std::to_string(count_ + j / sizeof(T)) + " of an output of " + std::to_string(count_) +
+                            " elements (a missing bounds check, or a wrong offset?)");
+  }
+  /// Checks the guard, then copies the `count` output elements to the host.
+  void download(T* host, const std::string& function) const {
+    check_guard(function);
+    buffer_.download(host, count_);
+  }
+  std::vector<T> download(const std::string& function) const {
+    std::vector<T> host(count_);
+    download(host.data(), function);
+    return host;
+  }
+
+ private:
+  std::size_t count_;
+  course::DeviceBuffer<T> buffer_;
+};
+
+/// Records `enqueue` (the student's forward() on `stream`) into a CUDA graph in global capture
+/// mode, then launches the graph twice, calling `poison` (which enqueues memsets of the outputs on
+/// the stream it is given) in between: the second run must write every output again. Global mode
+/// makes an allocation, a synchronisation, a blocking copy or a launch on the legacy default
+/// stream an error instead of happening, so this proves that forward() only enqueues kernels on
+/// its stream. Throws course::Error describing what broke the capture; a
+/// course::NotImplemented from `enqueue` passes through unchanged. Returns after finish().
+inline void capture_and_replay(const Stream& stream, const std::function<void(cudaStream_t)>& enqueue,
+                               const std::function<cudaError_t(cudaStream_t)>& poison, const std::string& function) {
+  CUDA_CHECK(cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeGlobal));
+  std::string failure;
+  cudaGraph_t graph = nullptr;
+  // Whatever happens inside forward(), the capture must be ended, or the stream stays unusable.
+  const auto end_capture = [&stream, &graph] {
+    const cudaError_t status = cudaStreamEndCapture(stream.get(), &graph);
+    cudaGetLastError();  // capture errors are not sticky; clear them so that later calls start clean
+    return status;
+  };
+  try {
+    enqueue(stream.get());
+  } catch (const course::NotImplemented&) {
+    end_capture();
+    if (graph != nullptr) cudaGraphDestroy(graph);
+    throw;  // "not implemented" stays what it is
+  } catch (const std::exception& e) {
+    failure = e.what();
+  } catch (...) {
+    failure = "an exception that is not a std::exception";
+  }
+  const cudaError_t end = end_capture();
+  if (!failure.empty() || end != cudaSuccess || graph == nullptr) {
+    if (graph != nullptr) cudaGraphDestroy(graph);
+    if (failure.empty()) failure = std::string("the capture ended with ") + cudaGetErrorName(end) + ": " + cudaGetErrorString(end);
+    throw course::Error(function +
+                        " must only launch kernels on the stream it is given (no cudaMalloc, no cudaMemcpy, no "
+                        "synchronisation, no other stream) -- recording it as a CUDA graph failed: " + failure);
+  }
+
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t made = cudaGraphInstantiate(&exec, graph, 0);
+  cudaGraphDestroy(graph);
+  check_cuda(made, function, "when instantiating the graph recorded from");
+  // Twice, with the outputs poisoned in between: the second run must write them all again.
+  cudaError_t status = cudaGraphLaunch(exec, stream.get());
+  if (status == cudaSuccess) status = cudaStreamSynchronize(stream.get());
+  if (status == cudaSuccess) status = poison(stream.get());
+  if (status == cudaSuccess) status = cudaGraphLaunch(exec, stream.get());
+  cudaGraphExecDestroy(exec);
+  check_cuda(status, function, "when replaying the graph recorded from");
+  finish(stream, function + " (replayed as a CUDA graph)");
+}
+
+}  // namespace grader_gpu_harness
