@@ -111,7 +111,7 @@ def read_rows(path):
                     row = Row(cells)
                 except (ValueError, TypeError, AttributeError) as error:
                     raise SystemExit(f"plot_lab07: {path}:{line_number}: bad row ({error})")
-                if row.median_ms is None or row.batch < 1:
+                if row.median_ms is None or row.median_ms <= 0 or row.batch < 1:
                     continue
                 latest[(row.source, row.version, row.name, row.mode, row.batch)] = row
     except OSError as error:
