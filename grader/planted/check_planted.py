@@ -15,6 +15,10 @@ Each folder grader/planted/<fault>/ holds fault.json:
     symlink  true: the file becomes a symbolic link to the untouched solution file
     transform "crlf_bom": the file is rewritten with CRLF line ends and a UTF-8 byte-order mark
     no_metrics true: the lab must report no leaderboard metric
+    file_text the name of a file in the fault's folder that replaces the solution file whole
+             (before the edits, which may then be []): a fault too large for find/replace
+    expect_any texts of which at least one must appear (a fault caught either by the tests or,
+             when they happen to pass, by the sanitizer gate: a race)
   In "replace" texts, {SOURCE_DIR} and {BUILD_DIR} stand for the course tree and the build tree
   (attacks aimed at them).
 
@@ -62,7 +66,9 @@ def apply_edits(path, edits, fault, places):
     path.write_text(text)
 
 
-def apply_fault(spec, target, original, fault, places):
+def apply_fault(spec, target, original, fault, places, fault_dir):
+    if spec.get("file_text"):
+        shutil.copyfile(fault_dir / spec["file_text"], target)
     apply_edits(target, spec["edits"], fault, places)
     if spec.get("symlink"):
         target.unlink()
@@ -145,7 +151,8 @@ def main():
     for name, spec in faults.items():
         for lab in [spec["lab"], *spec.get("also", [])]:
             shutil.copytree(solutions / lab, subs / name / lab, copy_function=shutil.copy)
-        apply_fault(spec, subs / name / spec["lab"] / spec["file"], solutions / spec["lab"] / spec["file"], name, places)
+        apply_fault(spec, subs / name / spec["lab"] / spec["file"], solutions / spec["lab"] / spec["file"], name, places,
+                    args.source_dir / "grader" / "planted" / name)
 
     results_path = args.work_dir / "planted_results.json"
     command = [args.grader, "grade", "--submissions", str(subs), "--source-dir", str(args.source_dir),
@@ -182,6 +189,8 @@ def main():
         test = lab_tests[0]
         output = test["output"]
         missing = [e for e in spec["expect"] if e not in output]
+        if spec.get("expect_any") and not any(e in output for e in spec["expect_any"]):
+            missing.append(f"one of {spec['expect_any']}")
         missing += [f"no {f!r}" for f in spec.get("forbid", []) if f in all_text(test)]
         if spec.get("no_metrics") and test.get("extra_data", {}).get("metrics"):
             missing.append("no metrics")
