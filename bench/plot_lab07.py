@@ -138,6 +138,17 @@ def select(rows, mode="device", **fields):
     return chosen
 
 
+def torch_rows(rows, name):
+    """PyTorch's rows of one kind ("pytorch_eager", "pytorch_graph") with the inputs on the GPU:
+    whatever mode the torch script names them with, except the host-to-host row; "device" wins."""
+    chosen = {}
+    for row in rows:
+        if row.source == "pytorch" and row.name == name and row.mode != "host":
+            if row.batch not in chosen or row.mode == "device":
+                chosen[row.batch] = row
+    return chosen
+
+
 def cpu_rows(rows):
     """The CPU has no 'device' mode of its own: take its device rows, else whatever mode it has."""
     for mode in ("device", "host", None):
@@ -275,9 +286,9 @@ def time_per_image_series(rows):
         ("naive CUDA (rung 03 = lab 06)", select(rows, source="ladder", version=NAIVE_RUNG),
          PALETTE["naive"], "", "circle", False),
         ("cuDNN + cuBLAS (lab 05)", select(rows, source="cudnn"), PALETTE["cudnn"], "", "diamond", False),
-        ("PyTorch eager", select(rows, source="pytorch", name="pytorch_eager"),
+        ("PyTorch eager", torch_rows(rows, "pytorch_eager"),
          PALETTE["torch_eager"], "", "triangle", False),
-        ("PyTorch, CUDA graph", select(rows, mode=None, source="pytorch", name="pytorch_graph"),
+        ("PyTorch, CUDA graph", torch_rows(rows, "pytorch_graph"),
          PALETTE["torch_graph"], "6 4", "open", False),
         ("optimized CUDA (rung 09 = lab 07)", select(rows, source="ladder", version=SOLUTION_RUNG),
          PALETTE["solution"], "", "circle", False),
@@ -374,7 +385,7 @@ def plot_ladder(rows, device, path, batch, baseline):
     speedups = {v: base_ms / r.median_ms for v, r in rungs.items()}
     references = []
     for label, chosen, colour in (("cuDNN", select(rows, source="cudnn"), PALETTE["cudnn"]),
-                                  ("PyTorch eager", select(rows, source="pytorch", name="pytorch_eager"),
+                                  ("PyTorch eager", torch_rows(rows, "pytorch_eager"),
                                    PALETTE["torch_eager"])):
         if batch in chosen:
             references.append((label, base_ms / chosen[batch].median_ms, colour))
@@ -466,8 +477,8 @@ def ladder_table(rows, batch):
 def comparison_table(rows, batch):
     naive = ladder_rows(rows, batch).get(NAIVE_RUNG)
     entries = [("cuDNN + cuBLAS (lab 05)", select(rows, source="cudnn")),
-               ("PyTorch eager", select(rows, source="pytorch", name="pytorch_eager")),
-               ("PyTorch, CUDA graph", select(rows, mode=None, source="pytorch", name="pytorch_graph")),
+               ("PyTorch eager", torch_rows(rows, "pytorch_eager")),
+               ("PyTorch, CUDA graph", torch_rows(rows, "pytorch_graph")),
                ("CPU, 1 core (lab 04)", cpu_rows(rows))]
     lines = [f"| pipeline | ms per {batch:,} | µs per image | naive's time / this |", "|---|---:|---:|---:|"]
     for label, chosen in entries:
@@ -490,7 +501,7 @@ def targets(rows, batch):
     out = []
     best = best_rung_per_batch(rows).get(batch)
     best_fp32 = best_rung_per_batch(rows, fp32_only=True).get(batch)
-    eager = select(rows, source="pytorch", name="pytorch_eager").get(batch)
+    eager = torch_rows(rows, "pytorch_eager").get(batch)
     cudnn = select(rows, source="cudnn").get(batch)
     if best:
         line = f"- best rung at N = {batch:,}: {best.version:02d} {best.name}, {fmt_ms(best.median_ms)} ms"
