@@ -139,6 +139,7 @@ __device__ __forceinline__ void conv1_relu_pool(const std::uint32_t* pairs, std:
       const int j = min(8 * ks + 4 * h + t, kConv1TapPairs - 1);
       tap[ks][h] = (j / 3) * kPairStride + 2 * (j % 3);
     }
+#pragma unroll 2  // two jobs interleaved: more loads in flight for a warp that works alone
   for (int job = 0; job < kPool1Side * 2; ++job) {
     const int py = job / 2, half = job % 2;
     const std::uint32_t* top_row = pairs + (2 * py) * kPairStride + 16 * half + 2 * g;
@@ -220,26 +221,46 @@ __device__ __forceinline__ void conv2_relu_pool(const std::uint32_t* pool1, std:
   }
 }
 
-/// One fully connected layer for the chunk: C[rows x 8*NTILES] = A[rows x 16*KSTEPS] * B, the
+/// One fully connected layer for the chunk: C[rows x 8*NTILES] = A[rows x 16*KSTEPS] * B + bias, the
 /// (m-tile, n-tile) pairs shared out over the warps. epilogue(row, column, c_lo, c_hi) receives two
-/// neighbouring columns of one row.
+/// neighbouring columns of one row, bias added. The k-loop is unrolled completely so that all of
+/// a job's weight loads are in flight at once: at small batches this phase is a chain of
+/// round trips to L2, not arithmetic.
 template <int KSTEPS, int NTILES, typename Epilogue>
-__device__ __forceinline__ void fully_connected(const std::uint32_t* in, int in_stride, const uint2* frags, int mtiles,
-                                                int warp, int g, int t, int lane, Epilogue epilogue) {
+__device__ __forceinline__ void fully_connected(const std::uint32_t* in, int in_stride, const uint2* frags,
+                                                const float* bias, int mtiles, int warp, int g, int t, int lane,
+                                                Epilogue epilogue) {
   for (int job = warp; job < mtiles * NTILES; job += kWarps) {
     const int nt = job / mtiles, mt = job % mtiles;  // neighbouring warps share an n-tile's weights
+    const int col = 8 * nt + 2 * t;
+    const float bias_lo = __ldg(bias + col), bias_hi = __ldg(bias + col + 1);
     const std::uint32_t* row_lo = in + (16 * mt + g) * in_stride + t;
     const std::uint32_t* row_hi = row_lo + 8 * in_stride;
     const uint2* b = frags + nt * KSTEPS * 32 + lane;
     float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-#pragma unroll 5
+#pragma unroll
     for (int ks = 0; ks < KSTEPS; ++ks) {
       const std::uint32_t a[4] = {row_lo[8 * ks], row_hi[8 * ks], row_lo[8 * ks + 4], row_hi[8 * ks + 4]};
       mma_16x8x16(acc, a, __ldg(b + ks * 32));
     }
-    epilogue(16 * mt + g, 8 * nt + 2 * t, acc[0], acc[1]);
-    epilogue(16 * mt + g + 8, 8 * nt + 2 * t, acc[2], acc[3]);
+    epilogue(16 * mt + g, col, acc[0] + bias_lo, acc[1] + bias_hi);
+    epilogue(16 * mt + g + 8, col, acc[2] + bias_lo, acc[3] + bias_hi);
   }
+}
+
+/// Asks L2 to fetch [p, p + bytes), one 128-byte line per thread of the grid: the benchmark starts
+/// every run with a cold L2, and the fully connected weights are needed only after the
+/// convolutions, so their trip from HBM overlaps the convolutions instead of waiting in fc1.
+__device__ __forceinline__ void prefetch_to_l2(const void* p, int bytes) {
+  const char* base = static_cast<const char*>(p);
+  const int stride = static_cast<int>(gridDim.x) * kThreads * 128;
+  for (int offset = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x) * 128; offset < bytes; offset += stride)
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(base + offset));
+}
+
+template <int KSTEPS, int NTILES>
+__host__ __device__ constexpr int fragment_bytes() {
+  return KSTEPS * NTILES * 32 * static_cast<int>(sizeof(uint2));
 }
 
 /// The whole network. Block b classifies images [b * per_block, min(n, (b + 1) * per_block)) in
@@ -263,6 +284,10 @@ __global__ void __launch_bounds__(kThreads, 2)
   const float conv2_bias[4] = {weights.conv2_bias[2 * t], weights.conv2_bias[2 * t + 1],
                                weights.conv2_bias[8 + 2 * t], weights.conv2_bias[9 + 2 * t]};
   WarpScratch& scratch = tiles.warp[warp];
+  prefetch_to_l2(weights.conv2, fragment_bytes<kConv2KSteps, kConv2NTiles>());
+  prefetch_to_l2(weights.fc1, fragment_bytes<kFc1KSteps, kFc1NTiles>());
+  prefetch_to_l2(weights.fc2, fragment_bytes<kFc2KSteps, kFc2NTiles>());
+  prefetch_to_l2(weights.fc3, fragment_bytes<kFc3KSteps, kFc3NTiles>());
   __syncthreads();
 
   const int first = static_cast<int>(blockIdx.x) * per_block;
@@ -280,22 +305,23 @@ __global__ void __launch_bounds__(kThreads, 2)
 
     const int mtiles = (count + 15) / 16;  // rows past `count` are computed from stale rows and dropped
     fully_connected<kFc1KSteps, kFc1NTiles>(
-        tiles.pool2, kPool2Stride, weights.fc1, mtiles, warp, g, t, lane, [&](int row, int col, float lo, float hi) {
-          tiles.fc1_out[row * kFc1OutStride + col / 2] =
-              pack_half2(relu(lo + weights.fc1_bias[col]), relu(hi + weights.fc1_bias[col + 1]));
+        tiles.pool2, kPool2Stride, weights.fc1, weights.fc1_bias, mtiles, warp, g, t, lane,
+        [&](int row, int col, float lo, float hi) {
+          tiles.fc1_out[row * kFc1OutStride + col / 2] = pack_half2(relu(lo), relu(hi));
         });
     __syncthreads();
     fully_connected<kFc2KSteps, kFc2NTiles>(
-        tiles.fc1_out, kFc1OutStride, weights.fc2, mtiles, warp, g, t, lane, [&](int row, int col, float lo, float hi) {
-          tiles.fc2_out[row * kFc2OutStride + col / 2] =
-              pack_half2(relu(lo + weights.fc2_bias[col]), relu(hi + weights.fc2_bias[col + 1]));
+        tiles.fc1_out, kFc1OutStride, weights.fc2, weights.fc2_bias, mtiles, warp, g, t, lane,
+        [&](int row, int col, float lo, float hi) {
+          tiles.fc2_out[row * kFc2OutStride + col / 2] = pack_half2(relu(lo), relu(hi));
         });
     __syncthreads();
     fully_connected<kFc3KSteps, kFc3NTiles>(
-        tiles.fc2_out, kFc2OutStride, weights.fc3, mtiles, warp, g, t, lane, [&](int row, int col, float lo, float hi) {
+        tiles.fc2_out, kFc2OutStride, weights.fc3, weights.fc3_bias, mtiles, warp, g, t, lane,
+        [&](int row, int col, float lo, float hi) {
           if (col < kClasses) {  // col is even, so col + 1 < 10 too
-            tiles.logits[row * kClasses + col] = lo + weights.fc3_bias[col];
-            tiles.logits[row * kClasses + col + 1] = hi + weights.fc3_bias[col + 1];
+            tiles.logits[row * kClasses + col] = lo;
+            tiles.logits[row * kClasses + col + 1] = hi;
           }
         });
     __syncthreads();
