@@ -1,9 +1,12 @@
 // Rung 12: tensor cores -- every layer an FP16 GEMM with FP32 accumulation on mma.sync, the
 // convolutions as implicit GEMMs read from shared memory, the whole network in one kernel.
 // Why faster: a tensor-core instruction does 2,048 multiply-adds where an FMA does one, so the
-// arithmetic that bounded the FP32 rungs almost disappears. The cost: inputs, weights and
-// activations rounded to FP16 (11 significant bits), so the logits move by ~1e-3 and a few
-// borderline images may change label; the runner checks accuracy instead of exact labels.
+// arithmetic that bounded the FP32 rungs almost disappears; what is left is feeding the tensor
+// cores from shared memory (ncu: L1/shared pipe ~78% busy at 10,000 images).
+// The cost: inputs, weights and activations rounded to FP16 (11 significant bits). Measured on an
+// H100 against the golden FP32 network: logits off by up to ~1e-2; MNIST (1,996 test images)
+// 98.90 % as golden, no label changed; Fashion-MNIST 90.48 % vs 90.50 %, 2 of 10,000 labels
+// changed (borderline images). The runner checks accuracy (within 0.1 points) instead of labels.
 //
 // The kernel and the fragment layouts are in 12_tensor_cores_kernels.cuh. This file prepares the
 // weights: each layer's weight matrix B[k][n] is built in the k-order the kernel reads the
