@@ -52,7 +52,9 @@ def slug(name):
 
 
 def fp32_peak_tflops(csv_path):
-    """The FP32 peak the ladder used, recovered from its rows (gflop_per_s / percent * 100)."""
+    """The FP32 peak the ladder used, recovered from its rows (gflop_per_s / percent * 100), from
+    the row with the largest percentage (the most significant digits), or None."""
+    best = None
     try:
         with open(csv_path, newline="") as f:
             for row in csv.DictReader(f):
@@ -60,11 +62,11 @@ def fp32_peak_tflops(csv_path):
                     gflops, percent = float(row["gflop_per_s"]), float(row["percent_fp32_peak"])
                 except (KeyError, ValueError):
                     continue
-                if row.get("source") == "ladder" and percent > 0:
-                    return gflops / percent * 100.0 / 1000.0
+                if row.get("source") == "ladder" and percent > 0 and (best is None or percent > best[1]):
+                    best = (gflops, percent)
     except OSError:
         pass
-    return None
+    return best[0] / best[1] * 100.0 / 1000.0 if best else None
 
 
 def count_rows(csv_path):
