@@ -10,6 +10,7 @@
 // The runner's "graph" mode captures any rung's forward() the same way, but only because the
 // runner knows it calls forward() with the same buffers again; this rung makes the replay the
 // default path of forward(), so an ordinary caller ("device" mode) gets it without knowing.
+// It keeps rung 10's host side (it derives from it), whose chunks now replay a graph each.
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -17,6 +18,7 @@
 #include <memory>
 #include <tuple>
 
+#include "10_pinned_streams.cuh"
 #include "course/cuda_check.hpp"
 #include "labs/lab07_optimized_cuda.hpp"
 #include "ladder.hpp"
@@ -25,27 +27,21 @@ namespace {
 
 constexpr std::size_t kMaxGraphs = 64;  // a caller cycling through many buffers must not grow us forever
 
-struct StreamDeleter {
-  void operator()(cudaStream_t s) const { cudaStreamDestroy(s); }
-};
 struct GraphDeleter {
   void operator()(cudaGraph_t g) const { cudaGraphDestroy(g); }
 };
 struct GraphExecDeleter {
   void operator()(cudaGraphExec_t g) const { cudaGraphExecDestroy(g); }
 };
-using Stream = std::unique_ptr<CUstream_st, StreamDeleter>;
 using Graph = std::unique_ptr<CUgraph_st, GraphDeleter>;
 using GraphExec = std::unique_ptr<CUgraphExec_st, GraphExecDeleter>;
 
-class CudaGraph : public ladder::Rung {
+class CudaGraph : public PinnedStreams {
  public:
   void prepare(const lab04::FoldedLeNet& net, int max_batch) override {
     graphs_.clear();  // graphs of an earlier network point at its buffers
-    net_ = std::make_unique<lab07::FastLeNet>(net, max_batch);
-    cudaStream_t s = nullptr;
-    CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    capture_stream_.reset(s);
+    PinnedStreams::prepare(net, max_batch);
+    capture_stream_ = make_stream();
   }
 
   void forward(const float* d_images, int n, float* d_logits, int* d_labels, cudaStream_t stream) override {
@@ -88,8 +84,7 @@ class CudaGraph : public ladder::Rung {
     return graphs_.emplace(key, GraphExec(instance)).first->second.get();
   }
 
-  std::unique_ptr<lab07::FastLeNet> net_;  // declared first: destroyed after the graphs that use it
-  Stream capture_stream_;
+  Stream capture_stream_;  // (the base class's net_ outlives the graphs made from it)
   std::map<Key, GraphExec> graphs_;
 };
 
