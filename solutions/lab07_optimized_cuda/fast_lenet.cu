@@ -1,5 +1,6 @@
 // Lab 07 solution: the optimized LeNet. The contract is in common/include/labs/lab07_optimized_cuda.hpp;
-// the kernels and the reasons they are fast are in kernels.cu.
+// the kernels and the reasons they are fast are in kernels.cu. Only weights may live on the device
+// between calls (no __constant__ state), so several FastLeNets could coexist.
 #include <climits>
 #include <cstddef>
 #include <string>
@@ -28,12 +29,13 @@ std::vector<float> transposed(const course::Tensor& matrix, int rows, int cols) 
 
 }  // namespace
 
-/// Device copies of the fully connected layers' weights (the conv weights and fc3's live in
-/// __constant__ memory) and the features between the two kernels of the large-batch path.
+/// Device copies of the weights (in the layouts the kernels read), the large-batch kernel's
+/// scratch for the features, and how many of its blocks the GPU holds at once.
 struct FastLeNet::State {
-  course::DeviceBuffer<float> fc1_weight_t, fc1_bias, fc2_weight_t, fc2_bias, fc3_weight, fc3_bias;
-  course::DeviceBuffer<float> features;
-  FcWeights fc{};
+  course::DeviceBuffer<float> conv, fc1_weight_t, fc1_bias, fc2_weight_t, fc2_bias, fc3_weight_t, fc3_bias;
+  course::DeviceBuffer<float> scratch;
+  DeviceWeights weights{};
+  int max_blocks = 0;
 };
 
 FastLeNet::FastLeNet(const lab04::FoldedLeNet& host_net, int max_batch) {
@@ -60,21 +62,23 @@ FastLeNet::FastLeNet(const lab04::FoldedLeNet& host_net, int max_batch) {
   n.fc3_bias.expect_shape({ln::kNumClasses}, "fc3_bias");
 
   auto state = std::make_unique<State>();
-  upload_constant_weights({n.conv1_weight.data(), n.conv1_bias.data(), n.conv2_weight.data(), n.conv2_bias.data(),
-                           n.fc3_weight.data(), n.fc3_bias.data()});
+  state->conv = course::DeviceBuffer<float>(
+      pack_conv_weights(n.conv1_weight.data(), n.conv1_bias.data(), n.conv2_weight.data(), n.conv2_bias.data()));
   state->fc1_weight_t = course::DeviceBuffer<float>(transposed(n.fc1_weight, ln::kFc1Out, ln::kFlat));
   state->fc1_bias = course::DeviceBuffer<float>(n.fc1_bias.values());
   state->fc2_weight_t = course::DeviceBuffer<float>(transposed(n.fc2_weight, ln::kFc2Out, ln::kFc1Out));
   state->fc2_bias = course::DeviceBuffer<float>(n.fc2_bias.values());
-  state->fc3_weight = course::DeviceBuffer<float>(n.fc3_weight.values());
+  state->fc3_weight_t = course::DeviceBuffer<float>(transposed(n.fc3_weight, ln::kNumClasses, ln::kFc2Out));
   state->fc3_bias = course::DeviceBuffer<float>(n.fc3_bias.values());
-  state->fc = {state->fc1_weight_t.get(), state->fc1_bias.get(), state->fc2_weight_t.get(),
-               state->fc2_bias.get(),     state->fc3_weight.get(), state->fc3_bias.get()};
-  // Allocated once: cudaMalloc has no place in forward(). Zeroed so that the slots of a partial
-  // last tile, which fc_stack reads but whose results it never writes, hold defined values.
-  state->features = course::DeviceBuffer<float>(feature_buffer_floats(max_batch));
-  state->features.fill_bytes(0);
+  state->weights = {state->conv.get(),         state->fc1_weight_t.get(), state->fc1_bias.get(),
+                    state->fc2_weight_t.get(), state->fc2_bias.get(),     state->fc3_weight_t.get(),
+                    state->fc3_bias.get()};
   configure_kernels();
+  state->max_blocks = large_batch_blocks();
+  // Allocated once: cudaMalloc has no place in forward(). Zeroed so that the slots of a partial
+  // tile, which the fully connected layers read but whose results are never written, are defined.
+  state->scratch = course::DeviceBuffer<float>(scratch_floats(max_batch, state->max_blocks));
+  state->scratch.fill_bytes(0);
   state_ = std::move(state);
   max_batch_ = max_batch;
 }
@@ -90,13 +94,13 @@ void FastLeNet::forward(const float* d_images, int n, float* d_logits, int* d_la
     throw course::Error("lab07::FastLeNet::forward: n must be in [1, " + std::to_string(max_batch_) +
                         "] (max_batch), got " + std::to_string(n));
 
-  // A few images: one block per image, one kernel. Many: tiles, two kernels on `stream`, in order.
+  // A few images: one block per image. Many: every block the GPU holds, an equal share each.
   if (n <= kSmallBatchMax) {
-    launch_small_batch(d_images, n, state_->fc, d_logits, d_labels, stream);
-    return;
+    launch_small_batch(d_images, n, state_->weights, d_logits, d_labels, stream);
+  } else {
+    launch_large_batch(d_images, n, state_->weights, plan_large_batch(n, state_->max_blocks), state_->scratch.get(),
+                       d_logits, d_labels, stream);
   }
-  launch_conv_stack(d_images, n, state_->features.get(), stream);
-  launch_fc_stack(state_->features.get(), n, state_->fc, d_logits, d_labels, stream);
 }
 
 }  // namespace lab07

@@ -1,10 +1,11 @@
 // Rung 09: register blocking -- the lab 07 reference solution itself (lab07::FastLeNet, linked
 // from solutions/lab07_optimized_cuda/), so the ladder's best FP32 rung IS the graded reference.
 // Why faster than rung 08: each thread keeps many sums in registers and reuses every loaded value
-// for all of them (conv1: 24 sums per 6x6 patch, conv2: all 16 channels of a pixel, fc1: an
-// 8-image x 4-output block); the unrolled conv loops take their weights straight from the
-// constant bank as FFMA operands; fc1 runs on tiles of 32 images, so each weight fetched serves 32.
-// One image takes a separate one-block kernel (kernels.cu explains both paths).
+// for all of them (conv1: 24 sums per 6x6 patch, conv2: 8 channels x a 2x2 window, fc1: a
+// 4-image x 4-output block), with the weights broadcast from shared memory as float4; fc1 runs on
+// tiles of 32 images, so each weight fetched serves 32; and the grid is exactly as many blocks as
+// the GPU holds, each with an equal share of the images (no partial last wave). One image takes a
+// separate one-block kernel (kernels.cu explains both paths).
 #include <memory>
 
 #include "labs/lab07_optimized_cuda.hpp"
@@ -31,5 +32,5 @@ class RegisterBlocked final : public Rung {
 }  // namespace ladder
 
 COURSE_LADDER_RUNG(9, "register_blocked",
-                   "many sums per thread from each loaded value, conv weights as FFMA constant operands, fc1 on 32-image tiles",
+                   "many sums per thread from each loaded value, fc1 on 32-image tiles, one equal share of the images per resident block",
                    ladder::RegisterBlocked);
