@@ -4,13 +4,14 @@
 //  - conv + bias + ReLU + max-pool are fused: a conv output is pooled in registers, so neither
 //    conv1's 28x28 nor conv2's 10x10 outputs ever exist in memory;
 //  - register blocking: a thread computes the 2x2 conv outputs under one pooled output for several
-//    channels (conv1: all 6, 24 sums; conv2: 8 of the 16, 32 sums), so every input value loaded
+//    channels (conv1: all 6, 24 sums; conv2: 4 of the 16, 16 sums), so every input value loaded
 //    from shared memory feeds 4 x channels FFMAs and every weight 4;
 //  - the weights of a conv layer are read by all 32 lanes of a warp at the same time (lanes differ
 //    only in the pixel and the image they compute): one shared-memory broadcast of a float4 gives
 //    4 weights to the whole warp. (__constant__ weights with unrolled loops looked attractive, but
-//    the compiler loads them with one ULDC per 2 weights, and 10 KB of conv2 weights overflow the
-//    per-SM constant cache: measured 0.42-0.54 ms for 10,000 images against 0.2 ms from shared memory);
+//    the compiler loads them with one ULDC per 2 weights, and walking 10 KB of conv2 weights
+//    through the constant cache stalls: measured 0.42-0.54 ms for 10,000 images on an H100,
+//    against 0.29 ms for the same kernels with the weights in shared memory);
 //  - a tile of images per block keeps the whole conv stack in shared memory (only the 400
 //    features of an image go to global memory), and the fully connected layers run as a small
 //    GEMM on a tile of 32 images, so each fc1 weight fetched into shared memory serves 32 images;
@@ -40,7 +41,7 @@ constexpr int kFlat = 400, kFc1 = 120, kFc2 = 84, kClasses = 10;
 static_assert(kC2 * kPool2Pixels == kFlat, "flatten size must be 400");
 
 // Launch shapes.
-constexpr int kConvTile = 8;        // images per conv_stack block
+constexpr int kConvTile = 8;        // images per conv tile of the large-batch kernel
 constexpr int kConvThreads = 256;   // 3 blocks per SM (3 x 71 KB of shared memory)
 constexpr int kKChunk = 40;         // fc1 inputs per shared-memory chunk (400 = 10 chunks)
 constexpr int kSmallThreads = 256;  // small batch: one block per image
@@ -350,7 +351,7 @@ __global__ void __launch_bounds__(kConvThreads, 3)
       reinterpret_cast<float4*>(s_w2)[i] = __ldg(reinterpret_cast<const float4*>(w.conv + kPackConv1) + i);
     __syncthreads();
     const int local = first - begin;
-    conv2_pool<8>(s_pool1, s_w2, count,
+    conv2_pool<4>(s_pool1, s_w2, count,
                   [=](int img, int f, float value) { features[feature_index(local + img, f)] = value; });
   }
   // fc_tile's first barrier orders the features' global writes before their reads by the block.

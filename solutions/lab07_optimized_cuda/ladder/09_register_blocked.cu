@@ -1,7 +1,7 @@
 // Rung 09: register blocking -- the lab 07 reference solution itself (lab07::FastLeNet, linked
 // from solutions/lab07_optimized_cuda/), so the ladder's best FP32 rung IS the graded reference.
 // Why faster than rung 08: each thread keeps many sums in registers and reuses every loaded value
-// for all of them (conv1: 24 sums per 6x6 patch, conv2: 8 channels x a 2x2 window, fc1: a
+// for all of them (conv1: 24 sums per 6x6 patch, conv2: 4 channels x a 2x2 window, fc1: a
 // 4-image x 4-output block), with the weights broadcast from shared memory as float4; fc1 runs on
 // tiles of 32 images, so each weight fetched serves 32; and the grid is exactly as many blocks as
 // the GPU holds, each with an equal share of the images (no partial last wave). One image takes a
