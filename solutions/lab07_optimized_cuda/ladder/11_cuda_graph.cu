@@ -11,6 +11,13 @@
 // runner knows it calls forward() with the same buffers again; this rung makes the replay the
 // default path of forward(), so an ordinary caller ("device" mode) gets it without knowing.
 // It keeps rung 10's host side (it derives from it), whose chunks now replay a graph each.
+//
+// Measured on the H100 at batch 1 (median of 1,000 calls): forward() + cudaStreamSynchronize takes
+// 21.0 us of wall clock with the plain launch and 18.1 us with the graph (the call itself 7.2 ->
+// 4.6 us); called back to back, both cost 9.9 us a call. That is small because the lab 07
+// solution's small-batch path is already ONE kernel: a graph saves a launch per kernel it holds,
+// so it matters most for pipelines of many short kernels (compare rung 03's 12 launches in the
+// runner's "graph" mode). Above ~100 images the GPU work dominates and the graph changes nothing.
 #include <cuda_runtime.h>
 
 #include <cstddef>
