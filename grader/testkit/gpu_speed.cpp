@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <sstream>
 #include <vector>
 
@@ -47,7 +48,16 @@ void check_speed(const SpeedGate& gate, const PipelineTimer& timer) {
   std::string why;
   const bool have_reference = rpc::reference_worker_available(&why);
   if (!have_reference) {
-    WARN_MESSAGE(false, "speed not judged: " << why << " (grade in a build with the solutions)");
+    // Official grading (the instructor's hidden cases are in use) never lets a speed requirement
+    // go unjudged: a student handout without the reference would otherwise pass any pipeline.
+    const char* hidden = std::getenv("COURSE_HIDDEN_DIR");
+    const bool official = hidden != nullptr && *hidden != '\0';
+    if (official && gate.requirement.min_speedup > 0)
+      FAIL_CHECK(gate.what << ": speed cannot be judged: " << why
+                           << " (official grading needs the reference solution's worker: grade in a build "
+                              "with the solutions, or set COURSE_REFERENCE_WORKER_DIR)");
+    else
+      WARN_MESSAGE(false, "speed not judged: " << why << " (grade in a build with the solutions)");
     return;
   }
   {
