@@ -118,7 +118,9 @@ def main():
     parser.add_argument("source_dir", type=pathlib.Path)
     parser.add_argument("build_dir", type=pathlib.Path)
     parser.add_argument("work_dir", type=pathlib.Path)
-    parser.add_argument("--timeout", default="15", help="per-lab time limit (the infinite loop costs this much)")
+    parser.add_argument("--timeout", default=None,
+                        help="per-lab time limit (the infinite loop costs this much); default 15 s, or 60 s when "
+                             "GPU labs are graded (lab 07's speed gates and sanitizers alone take 10-15 s)")
     parser.add_argument("--jobs", default="2")
     parser.add_argument("--only", action="append", default=[],
                         help="grade only the faults whose name starts with this (repeatable), e.g. lab06; the "
@@ -166,6 +168,9 @@ def main():
         apply_fault(spec, subs / name / spec["lab"] / spec["file"], solutions / spec["lab"] / spec["file"], name, places,
                     args.source_dir / "grader" / "planted" / name)
 
+    if args.timeout is None:
+        grades_gpu_lab = any(spec["lab"] in gpu_labs for spec in faults.values())
+        args.timeout = "60" if grades_gpu_lab else "15"
     results_path = args.work_dir / "planted_results.json"
     command = [args.grader, "grade", "--submissions", str(subs), "--source-dir", str(args.source_dir),
                "--build-dir", str(args.build_dir), "--json", str(results_path), "--timeout", args.timeout,
