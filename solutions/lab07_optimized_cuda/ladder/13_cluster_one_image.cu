@@ -1,20 +1,27 @@
-// Rung 13: one image in a few microseconds -- a thread-block cluster of SMs shares the network.
+// Rung 13: one image in 7.5 us -- a thread-block cluster of 16 SMs shares the network.
 // Why faster for one image: its latency is a chain of dependent steps (fetch, conv1, conv2, fc1,
 // fc2, fc3), and rung 09's small-batch kernel walks the whole chain on one SM; here every step is
 // split over the SMs of a cluster (sm_90), which hand results to each other through distributed
 // shared memory and the cluster barrier (hardware, inside one kernel). More SMs shorten each step.
 //
+// Measured on an H100 SXM (lab07_ladder, L2 flushed before every run; device mode / graph replay):
+//   1 image   rung 09 12.4 / 12.3 us   rung 13 7.5 / 7.5 us   (ncu: kernel 6.7-7.1 us vs 11.5-11.9)
+//   8 images  rung 09 12.7 us          rung 13 8.0 us (8-CTA clusters)
+// Variants measured at 1 image (graph): conv1 computed whole by every CTA instead of shared
+// 8.7 us (16 CTAs) / 9.1 us (8 CTAs); 8-CTA clusters with shared conv1 8.0 us.
+//
 // The kernel and the division of labour are in 13_cluster_one_image.cuh. This file packs the
 // weights in the order the CTAs read them and launches one cluster per image
 // (cudaLaunchKernelEx with a cluster-dimension attribute; it is captured into CUDA graphs like any
-// launch). A batch takes the cluster kernel while all its clusters fit on the GPU at once (one
-// wave); a larger one goes to lab07::FastLeNet (rung 09), which is built for throughput.
+// launch). Up to kWideMaxImages images get 16 CTAs each, up to the GPU's resident count of
+// 8-CTA clusters 8 each (one wave); larger batches go to lab07::FastLeNet (rung 09), which is
+// built for throughput.
 //
 // Knobs, for measuring (read by prepare()):
-//   COURSE_LADDER_CLUSTER=8|16             CTAs per image (16 needs the non-portable cluster size)
+//   COURSE_LADDER_CLUSTER=auto|8|16        CTAs per image (16 needs the non-portable cluster size)
 //   COURSE_LADDER_CONV1=shared|redundant   conv1 split over the cluster and exchanged, or computed
 //                                          whole by every CTA (no exchange, ~0.5 us of FFMAs each)
-//   COURSE_LADDER_CLUSTER_ALL=1            every batch through the cluster kernel (to check it on
+//   COURSE_LADDER_CLUSTER_ALL=1            every batch through a cluster kernel (to check it on
 //                                          the full test splits; slower above one wave)
 #include <cuda_runtime.h>
 
@@ -38,8 +45,10 @@ namespace {
 namespace co = ladder::cluster_one_image;
 using Kernel = void (*)(const float*, const float*, float*, int*);
 
-constexpr int kDefaultCluster = 16;
-constexpr bool kDefaultShareConv1 = true;
+// Up to this many images, 16 CTAs per image; then 8. Measured on the H100 (graph replay):
+// 1 and 2 images 7.5 us with 16 vs 7.9 us with 8; 8 images 9.0 us with 16 vs 8.0 us with 8 (16-CTA
+// clusters need whole GPCs, and from a few images on they share SMs).
+constexpr int kWideMaxImages = 4;
 
 /// The folded network in the packed order of 13_cluster_one_image.cuh (Layout<kCluster>).
 template <int kCluster>
@@ -93,6 +102,50 @@ std::string knob(const char* name, const std::string& fallback, const std::vecto
   throw course::Error(std::string(name) + " must be " + list + ", got '" + text + "'");
 }
 
+/// One cluster width: its kernel, the weights packed for it, and how many of its clusters the GPU
+/// holds at once (cudaOccupancyMaxActiveClusters: a cluster needs kCluster SMs of one GPC).
+struct ClusterKernel {
+  int cluster = 0;
+  Kernel kernel = nullptr;
+  int smem_bytes = 0;
+  int resident = 0;
+  course::DeviceBuffer<float> packed;
+
+  /// n clusters of `cluster` CTAs; the attribute lives in the caller's frame.
+  cudaLaunchConfig_t config(int n, cudaStream_t stream, cudaLaunchAttribute& attribute) const {
+    attribute.id = cudaLaunchAttributeClusterDimension;
+    attribute.val.clusterDim.x = static_cast<unsigned>(cluster);
+    attribute.val.clusterDim.y = 1;
+    attribute.val.clusterDim.z = 1;
+    cudaLaunchConfig_t c{};
+    c.gridDim = dim3(static_cast<unsigned>(n) * static_cast<unsigned>(cluster));
+    c.blockDim = dim3(co::kThreads);
+    c.dynamicSmemBytes = static_cast<std::size_t>(smem_bytes);
+    c.stream = stream;
+    c.attrs = &attribute;
+    c.numAttrs = 1;
+    return c;
+  }
+};
+
+template <int kCluster>
+std::unique_ptr<ClusterKernel> make_cluster_kernel(const lab04::FoldedLeNet& net, bool share_conv1) {
+  auto k = std::make_unique<ClusterKernel>();
+  k->cluster = kCluster;
+  k->kernel = share_conv1 ? co::cluster_lenet<kCluster, true> : co::cluster_lenet<kCluster, false>;
+  k->smem_bytes = co::Layout<kCluster>::kSmemBytes;
+  k->packed = course::DeviceBuffer<float>(pack_weights<kCluster>(net));
+  if (kCluster > 8)  // above the portable maximum of 8 CTAs: the kernel has to opt in
+    CUDA_CHECK(cudaFuncSetAttribute(k->kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  CUDA_CHECK(cudaFuncSetAttribute(k->kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, k->smem_bytes));
+  cudaLaunchAttribute attribute{};
+  const cudaLaunchConfig_t one = k->config(1, nullptr, attribute);
+  CUDA_CHECK(cudaOccupancyMaxActiveClusters(&k->resident, k->kernel, &one));
+  if (k->resident < 1)
+    throw course::Error("rung 13: not one cluster of " + std::to_string(kCluster) + " CTAs fits on this GPU");
+  return k;
+}
+
 class ClusterOneImage final : public ladder::Rung {
  public:
   void prepare(const lab04::FoldedLeNet& net, int max_batch) override {
@@ -104,86 +157,63 @@ class ClusterOneImage final : public ladder::Rung {
     if (clusters_supported == 0)
       throw course::Error("rung 13: this GPU cannot launch thread-block clusters (compute capability 9.0+ needed)");
 
-    cluster_ = std::stoi(knob("COURSE_LADDER_CLUSTER", std::to_string(kDefaultCluster), {"8", "16"}));
-    const bool share = knob("COURSE_LADDER_CONV1", kDefaultShareConv1 ? "shared" : "redundant",
-                            {"shared", "redundant"}) == "shared";
+    const std::string width = knob("COURSE_LADDER_CLUSTER", "auto", {"auto", "8", "16"});
+    const bool share = knob("COURSE_LADDER_CONV1", "shared", {"shared", "redundant"}) == "shared";
     const bool always = knob("COURSE_LADDER_CLUSTER_ALL", "0", {"0", "1"}) == "1";
-    if (cluster_ == 8) {
-      packed_ = course::DeviceBuffer<float>(pack_weights<8>(net));
-      smem_bytes_ = co::Layout<8>::kSmemBytes;
-      kernel_ = share ? co::cluster_lenet<8, true> : co::cluster_lenet<8, false>;
-    } else {
-      packed_ = course::DeviceBuffer<float>(pack_weights<16>(net));
-      smem_bytes_ = co::Layout<16>::kSmemBytes;
-      kernel_ = share ? co::cluster_lenet<16, true> : co::cluster_lenet<16, false>;
-      // 16 CTAs is above the portable maximum of 8: the kernel has to opt in.
-      CUDA_CHECK(cudaFuncSetAttribute(kernel_, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-    }
-    CUDA_CHECK(cudaFuncSetAttribute(kernel_, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes_));
-
-    // One wave: as many images as clusters fit on the GPU at once. Beyond that a second wave would
-    // double the time, and FastLeNet's kernels are the better tool anyway.
-    cudaLaunchAttribute attribute{};
-    const cudaLaunchConfig_t one = launch_config(1, nullptr, attribute);
-    int resident = 0;
-    CUDA_CHECK(cudaOccupancyMaxActiveClusters(&resident, kernel_, &one));
-    if (resident < 1) throw course::Error("rung 13: not one cluster of " + std::to_string(cluster_) + " CTAs fits on this GPU");
-    max_batch_ = max_batch;
-    cluster_max_batch_ = always ? max_batch : std::min(max_batch, resident);
+    wide_.reset();
+    narrow_.reset();
     fallback_.reset();
-    if (cluster_max_batch_ < max_batch) fallback_ = std::make_unique<lab07::FastLeNet>(net, max_batch);
+    wide_max_ = narrow_max_ = 0;
+    // One wave at most: a batch takes a cluster kernel only while all its clusters fit on the GPU
+    // at once (a second wave would double the time; FastLeNet is the tool for more images).
+    if (width != "8") {
+      wide_ = make_cluster_kernel<16>(net, share);
+      wide_max_ = std::min(width == "16" ? wide_->resident : kWideMaxImages, max_batch);
+    }
+    if (width != "16") {
+      narrow_ = make_cluster_kernel<8>(net, share);
+      narrow_max_ = std::min(narrow_->resident, max_batch);
+    }
+    if (always) (narrow_ ? narrow_max_ : wide_max_) = max_batch;  // ALL: no batch goes to FastLeNet
+    max_batch_ = max_batch;
+    if (std::max(wide_max_, narrow_max_) < max_batch) fallback_ = std::make_unique<lab07::FastLeNet>(net, max_batch);
 
     static bool told = false;  // once per process: the runner prepares a rung several times
     if (!told) {
       told = true;
-      std::printf("  rung 13: clusters of %d CTAs x %d threads, %d B shared memory each, conv1 %s; %d clusters "
-                  "resident at once; batches up to %d images take the cluster kernel\n",
-                  cluster_, co::kThreads, smem_bytes_, share ? "shared" : "redundant", resident, cluster_max_batch_);
+      std::printf("  rung 13 (conv1 %s): ", share ? "shared" : "redundant");
+      for (const ClusterKernel* k : {wide_.get(), narrow_.get()})
+        if (k != nullptr)
+          std::printf("%d-CTA clusters (%d B shared memory per CTA, %d resident) up to %d images; ", k->cluster,
+                      k->smem_bytes, k->resident, k == wide_.get() ? wide_max_ : narrow_max_);
+      std::printf("larger batches: lab07::FastLeNet\n");
     }
   }
 
   void forward(const float* d_images, int n, float* d_logits, int* d_labels, cudaStream_t stream) override {
     ladder::support::check_forward(d_images, n, max_batch_, d_logits, d_labels);
-    if (n > cluster_max_batch_) {
+    const ClusterKernel* k = n <= wide_max_ ? wide_.get() : n <= narrow_max_ ? narrow_.get() : nullptr;
+    if (k == nullptr) {
       fallback_->forward(d_images, n, d_logits, d_labels, stream);
       return;
     }
     if (reinterpret_cast<std::uintptr_t>(d_images) % (2 * sizeof(float)) != 0)
       throw course::Error("rung 13: d_images must be 8-byte aligned (the kernel copies 8 bytes at a time)");
     cudaLaunchAttribute attribute{};
-    const cudaLaunchConfig_t config = launch_config(n, stream, attribute);
-    const float* packed = packed_.get();
-    CUDA_CHECK(cudaLaunchKernelEx(&config, kernel_, d_images, packed, d_logits, d_labels));
+    const cudaLaunchConfig_t config = k->config(n, stream, attribute);
+    const float* packed = k->packed.get();
+    CUDA_CHECK(cudaLaunchKernelEx(&config, k->kernel, d_images, packed, d_logits, d_labels));
   }
 
  private:
-  /// n clusters of cluster_ CTAs; the attribute lives in the caller's frame.
-  cudaLaunchConfig_t launch_config(int n, cudaStream_t stream, cudaLaunchAttribute& attribute) const {
-    attribute.id = cudaLaunchAttributeClusterDimension;
-    attribute.val.clusterDim.x = static_cast<unsigned>(cluster_);
-    attribute.val.clusterDim.y = 1;
-    attribute.val.clusterDim.z = 1;
-    cudaLaunchConfig_t config{};
-    config.gridDim = dim3(static_cast<unsigned>(n) * static_cast<unsigned>(cluster_));
-    config.blockDim = dim3(co::kThreads);
-    config.dynamicSmemBytes = static_cast<std::size_t>(smem_bytes_);
-    config.stream = stream;
-    config.attrs = &attribute;
-    config.numAttrs = 1;
-    return config;
-  }
-
-  course::DeviceBuffer<float> packed_;
-  Kernel kernel_ = nullptr;
-  int cluster_ = kDefaultCluster;
-  int smem_bytes_ = 0;
+  std::unique_ptr<ClusterKernel> wide_, narrow_;  // 16 and 8 CTAs per image
+  int wide_max_ = 0, narrow_max_ = 0;             // the largest batch each one takes
   int max_batch_ = 0;
-  int cluster_max_batch_ = 0;
   std::unique_ptr<lab07::FastLeNet> fallback_;
 };
 
 }  // namespace
 
 COURSE_LADDER_RUNG(13, "cluster_one_image",
-                   "one image spread over a 16-SM thread-block cluster (DSMEM + cluster barrier): a shorter dependent chain",
+                   "one image spread over a 16-SM thread-block cluster (DSMEM, cluster barrier): each step of the chain is shorter",
                    ClusterOneImage);
