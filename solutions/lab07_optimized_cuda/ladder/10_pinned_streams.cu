@@ -3,7 +3,7 @@
 // staging copy, in chunks, while the GPU computes the chunk before: the copy hides behind compute.
 //
 // The network is the lab 07 solution (rung 9) unchanged; only the host side is new (the code is in
-// 10_pinned_streams.cuh, which rung 11 shares). For 4 chunks, copy engines and SMs work at once:
+// 10_pinned_streams.cuh, which rung 11 shares and rung 14 puts in front of the tensor cores). For 4 chunks, copy engines and SMs work at once:
 //
 //   upload stream   : [H2D 0][H2D 1][H2D 2][H2D 3]
 //   compute stream  :        [net 0]  [net 1]  [net 2]  [net 3]          (net = uint8->float + LeNet)
@@ -37,4 +37,4 @@
 
 COURSE_LADDER_RUNG(10, "pinned_streams",
                    "uint8 pixels copied in chunks on a second stream, overlapping the previous chunk's compute",
-                   PinnedStreams);
+                   FastLeNetFromHost);

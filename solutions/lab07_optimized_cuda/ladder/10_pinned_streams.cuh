@@ -1,6 +1,7 @@
 // Rung 10's pipeline (the story is in 10_pinned_streams.cu): pinned uint8 pixels in, labels out,
-// copies on two side streams overlapping the compute of the chunk before.
-// Rung 11 derives from it, so it keeps this host side and adds its graphs to forward().
+// copies on two side streams overlapping the compute of the chunk before. Generic over the network
+// it runs (PinnedStreams<Net>): rungs 10 and 11 run the lab 07 solution (FastLeNetFromHost; rung 11
+// derives from it and adds its graphs to forward()), rung 14 the tensor-core network of rung 12.
 // Everything is in an anonymous namespace: each including .cu file gets its own copy, no link clash.
 #pragma once
 
@@ -27,13 +28,19 @@ namespace {
 
 constexpr int kPixels = course::lenet::kInputSize * course::lenet::kInputSize;  // 784 per image
 constexpr int kClasses = course::lenet::kNumClasses;
-// Measured on the H100 (10_pinned_streams.cu lists the sweep): forward() costs about 55 us plus
-// 22 ns an image, so every extra chunk costs ~55 us of compute. Two chunks, the second twice the
-// first, win at 10,000 images; below 10,000 one chunk (no overlap at all) is faster.
-constexpr int kDefaultChunks = 2;        // the most chunks a batch is cut into ...
-constexpr int kMinChunkImages = 5000;    // ... each at least this big on average
-constexpr double kDefaultGrowth = 2.0;   // each chunk this many times the one before (1: all equal)
 constexpr int kMaxChunks = 64;
+
+/// How a batch is cut into chunks: the right cut depends on the network's cost per forward() call.
+struct ChunkPolicy {
+  int max_chunks;        ///< the most chunks a batch is cut into ...
+  int min_chunk_images;  ///< ... each at least this big on average
+  double growth;         ///< each chunk this many times the one before (1: all equal, < 1: shrinking)
+};
+
+// Measured on the H100 (10_pinned_streams.cu lists the sweep): the lab 07 solution's forward() costs
+// about 55 us plus 22 ns an image, so every extra chunk costs ~55 us of compute. Two chunks, the
+// second twice the first, win at 10,000 images; below 10,000 one chunk (no overlap at all) is faster.
+constexpr ChunkPolicy kFastLeNetChunks{2, 5000, 2.0};
 
 /// uint8 pixels -> float in [0,1], four pixels per thread (784 is a multiple of 4, so every chunk
 /// starts 16-byte aligned in the float buffer and 4-byte aligned in the byte buffer).
@@ -85,19 +92,20 @@ int forced_chunks() {
   return chunks;
 }
 
-/// COURSE_LADDER_CHUNK_GROWTH=g: each chunk g times the one before (1..4; default kDefaultGrowth).
-double chunk_growth() {
+/// COURSE_LADDER_CHUNK_GROWTH=g: each chunk g times the one before (0.25..4; else the policy's).
+double chunk_growth(double fallback) {
   const char* text = std::getenv("COURSE_LADDER_CHUNK_GROWTH");
-  if (text == nullptr || *text == '\0') return kDefaultGrowth;
+  if (text == nullptr || *text == '\0') return fallback;
   const double growth = std::atof(text);
-  if (!(growth >= 1.0 && growth <= 4.0))
-    throw course::Error(std::string("COURSE_LADDER_CHUNK_GROWTH must be 1..4, got '") + text + "'");
+  if (!(growth >= 0.25 && growth <= 4.0))
+    throw course::Error(std::string("COURSE_LADDER_CHUNK_GROWTH must be 0.25..4, got '") + text + "'");
   return growth;
 }
 
 /// Chunk c is images [bounds[c], bounds[c + 1]). With growth g > 1 the sizes grow geometrically:
 /// a small first chunk lets the compute start early (the only copy nobody waits behind), and the
 /// later, bigger ones keep forward() efficient. g near compute time / copy time keeps both busy.
+/// g < 1 shrinks them: a small last chunk shortens the tail after the last copy.
 std::vector<int> chunk_bounds(int n, int chunks, double growth) {
   std::vector<double> weight(static_cast<std::size_t>(chunks), 1.0);
   for (std::size_t c = 1; c < weight.size(); ++c) weight[c] = weight[c - 1] * growth;
@@ -119,16 +127,40 @@ bool is_pinned(const void* host) {
   return cudaPointerGetAttributes(&attributes, host) == cudaSuccess && attributes.type == cudaMemoryTypeHost;
 }
 
+/// lab07::FastLeNet (the lab 07 solution, rung 9) as a network of the pipeline. Built in prepare():
+/// the old one released first, because only one FastLeNet may exist at a time.
+class FastLeNetNet {
+ public:
+  static constexpr bool kReadsPixels = false;  // takes float images: the pipeline converts first
+  void prepare(const lab04::FoldedLeNet& net, int max_batch) {
+    net_.reset();
+    net_ = std::make_unique<lab07::FastLeNet>(net, max_batch);
+  }
+  void forward(const float* d_images, int n, float* d_logits, int* d_labels, cudaStream_t stream) {
+    net_->forward(d_images, n, d_logits, d_labels, stream);
+  }
+  int max_batch() const { return net_ ? net_->max_batch() : 0; }
+  bool reduced_precision() const { return false; }
+
+ private:
+  std::unique_ptr<lab07::FastLeNet> net_;
+};
+
+/// The host pipeline around a network Net, which has prepare(net, max_batch), forward(d_images, n,
+/// d_logits, d_labels, stream), max_batch(), reduced_precision() and kReadsPixels; when that is
+/// true, also forward_pixels(d_pixels, ...) reading the uint8 pixels itself (no conversion kernel).
+template <class Net>
 class PinnedStreams : public ladder::Rung {
  public:
+  explicit PinnedStreams(ChunkPolicy policy) : policy_(policy) {}
+
   void prepare(const lab04::FoldedLeNet& net, int max_batch) override {
-    net_.reset();  // the old network first: only one FastLeNet may exist at a time
-    net_ = std::make_unique<lab07::FastLeNet>(net, max_batch);
+    net_.prepare(net, max_batch);
     forced_chunks_ = forced_chunks();
-    growth_ = chunk_growth();
+    growth_ = chunk_growth(policy_.growth);
     const auto batch = static_cast<std::size_t>(max_batch);
     pixels_ = course::DeviceBuffer<std::uint8_t>(batch * kPixels);
-    images_ = course::DeviceBuffer<float>(batch * kPixels);
+    if constexpr (!Net::kReadsPixels) images_ = course::DeviceBuffer<float>(batch * kPixels);
     logits_ = course::DeviceBuffer<float>(batch * kClasses);
     labels_ = course::DeviceBuffer<int>(batch);
     void* pinned = nullptr;
@@ -146,20 +178,22 @@ class PinnedStreams : public ladder::Rung {
     }
   }
 
-  // Device-resident images: nothing to overlap, this is rung 9.
+  // Device-resident images: nothing to overlap, this is the network's own forward().
   void forward(const float* d_images, int n, float* d_logits, int* d_labels, cudaStream_t stream) override {
-    net_->forward(d_images, n, d_logits, d_labels, stream);
+    net_.forward(d_images, n, d_logits, d_labels, stream);
   }
+
+  bool reduced_precision() const override { return net_.reduced_precision(); }
 
   void classify_from_host(const std::uint8_t* h_pixels, int n, int* h_labels, cudaStream_t stream) override {
     if (h_pixels == nullptr) throw course::Error("pinned_streams: h_pixels is null");
     if (h_labels == nullptr) throw course::Error("pinned_streams: h_labels is null");
-    if (n < 1 || n > net_->max_batch())
+    if (n < 1 || n > net_.max_batch())
       throw course::Error("pinned_streams: n = " + std::to_string(n) + " is not in [1, max_batch = " +
-                          std::to_string(net_->max_batch()) + "]");
-    // At most kDefaultChunks chunks, and not more than n / kMinChunkImages.
+                          std::to_string(net_.max_batch()) + "]");
+    // At most policy_.max_chunks chunks, and not more than n / policy_.min_chunk_images.
     const int chunks = forced_chunks_ > 0 ? std::min(forced_chunks_, n)
-                                          : std::clamp(n / kMinChunkImages, 1, kDefaultChunks);
+                                          : std::clamp(n / policy_.min_chunk_images, 1, policy_.max_chunks);
     const bool direct = is_pinned(h_labels);  // else: our pinned buffer, then one memcpy
     int* labels_to = direct ? h_labels : host_labels_.get();
     if (chunks == 1)
@@ -171,19 +205,25 @@ class PinnedStreams : public ladder::Rung {
   }
 
  protected:
-  std::unique_ptr<lab07::FastLeNet> net_;
+  Net net_;
 
  private:
   /// uint8 -> float and the network for images [first, first + count), enqueued on `stream`.
-  /// forward() is virtual: rung 11 replays a graph per chunk here.
+  /// forward() is virtual: rung 11 replays a graph per chunk here. A network that reads the uint8
+  /// pixels itself gets them as they came.
   void compute(std::size_t first, int count, cudaStream_t stream) {
-    const int quads = count * kPixels / 4;
-    constexpr int kThreads = 256;
-    pixels_to_float<<<(quads + kThreads - 1) / kThreads, kThreads, 0, stream>>>(
-        reinterpret_cast<const uchar4*>(pixels_.get() + first * kPixels),
-        reinterpret_cast<float4*>(images_.get() + first * kPixels), quads);
-    CUDA_CHECK_LAST_LAUNCH();
-    forward(images_.get() + first * kPixels, count, logits_.get() + first * kClasses, labels_.get() + first, stream);
+    if constexpr (Net::kReadsPixels) {
+      net_.forward_pixels(pixels_.get() + first * kPixels, count, logits_.get() + first * kClasses,
+                          labels_.get() + first, stream);
+    } else {
+      const int quads = count * kPixels / 4;
+      constexpr int kThreads = 256;
+      pixels_to_float<<<(quads + kThreads - 1) / kThreads, kThreads, 0, stream>>>(
+          reinterpret_cast<const uchar4*>(pixels_.get() + first * kPixels),
+          reinterpret_cast<float4*>(images_.get() + first * kPixels), quads);
+      CUDA_CHECK_LAST_LAUNCH();
+      forward(images_.get() + first * kPixels, count, logits_.get() + first * kClasses, labels_.get() + first, stream);
+    }
   }
 
   /// A small batch has nothing to overlap: everything in order on one stream, no events.
@@ -228,16 +268,23 @@ class PinnedStreams : public ladder::Rung {
     CUDA_CHECK(cudaStreamWaitEvent(stream, downloaded_.get(), 0));
   }
 
+  ChunkPolicy policy_;
   int forced_chunks_ = 0;
-  double growth_ = kDefaultGrowth;
+  double growth_ = 1.0;
   course::DeviceBuffer<std::uint8_t> pixels_;  // the uint8 images as they came from the host
-  course::DeviceBuffer<float> images_;         // the same as floats in [0,1], FastLeNet's input
+  course::DeviceBuffer<float> images_;         // the same as floats in [0,1] (unless Net reads pixels)
   course::DeviceBuffer<float> logits_;
   course::DeviceBuffer<int> labels_;
   std::unique_ptr<int, PinnedDeleter> host_labels_;
   Stream upload_, download_;
   Event forked_, downloaded_;
   std::vector<Event> uploaded_, computed_;  // one per chunk
+};
+
+/// Rungs 10 and 11: the lab 07 solution behind the pipeline, chunked as measured for it.
+class FastLeNetFromHost : public PinnedStreams<FastLeNetNet> {
+ public:
+  FastLeNetFromHost() : PinnedStreams<FastLeNetNet>(kFastLeNetChunks) {}
 };
 
 }  // namespace

@@ -43,11 +43,11 @@ struct GraphExecDeleter {
 using Graph = std::unique_ptr<CUgraph_st, GraphDeleter>;
 using GraphExec = std::unique_ptr<CUgraphExec_st, GraphExecDeleter>;
 
-class CudaGraph : public PinnedStreams {
+class CudaGraph : public FastLeNetFromHost {
  public:
   void prepare(const lab04::FoldedLeNet& net, int max_batch) override {
     graphs_.clear();  // graphs of an earlier network point at its buffers
-    PinnedStreams::prepare(net, max_batch);
+    FastLeNetFromHost::prepare(net, max_batch);
     capture_stream_ = make_stream();
   }
 
@@ -56,7 +56,7 @@ class CudaGraph : public PinnedStreams {
     cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
     CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
     if (status != cudaStreamCaptureStatusNone) {
-      net_->forward(d_images, n, d_logits, d_labels, stream);
+      net_.forward(d_images, n, d_logits, d_labels, stream);
       return;
     }
     CUDA_CHECK(cudaGraphLaunch(graph_for(d_images, n, d_logits, d_labels), stream));
@@ -76,7 +76,7 @@ class CudaGraph : public PinnedStreams {
     // synchronisation inside forward() would fail the capture here, loudly).
     CUDA_CHECK(cudaStreamBeginCapture(capture_stream_.get(), cudaStreamCaptureModeThreadLocal));
     try {
-      net_->forward(d_images, n, d_logits, d_labels, capture_stream_.get());  // checks its arguments
+      net_.forward(d_images, n, d_logits, d_labels, capture_stream_.get());  // checks its arguments
     } catch (...) {
       cudaGraph_t partial = nullptr;  // end the capture, so that the stream is usable again
       cudaStreamEndCapture(capture_stream_.get(), &partial);

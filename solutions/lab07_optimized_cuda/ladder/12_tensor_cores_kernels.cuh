@@ -1,6 +1,7 @@
 // Rung 12's kernel: the whole LeNet for a range of images per block, every layer a GEMM on the
 // tensor cores (mma.sync m16n8k16: FP16 inputs, FP32 accumulation), the convolutions as implicit
-// GEMMs whose A fragments are read straight from the image tile in shared memory.
+// GEMMs whose A fragments are read straight from the image tile in shared memory. Rung 14 runs the
+// same kernel on uint8 pixels (the Pixel template parameter).
 // Why it is faster: one mma.sync does 2,048 multiply-adds; a CUDA core does one FMA per instruction.
 //
 // The fragment layouts of m16n8k16 (PTX ISA, "Matrix Fragments for mma.m16n8k16"), per lane with
@@ -99,16 +100,29 @@ __device__ __forceinline__ void mma_16x8x16(float (&d)[4], const std::uint32_t (
 
 __device__ __forceinline__ float relu(float x) { return fmaxf(x, 0.0f); }
 
-/// One image from global memory into the warp's pair buffer (its zero border was written once).
-/// Lanes 0..27 each take one float4 (4 pixels) of rows 4*it .. 4*it+3: 28 rows x 7 float4.
-__device__ __forceinline__ void stage_image(const float* image, std::uint32_t* pairs, int lane) {
+/// Four neighbouring pixels of one row as floats in [0,1]. Read once: a streaming load, so the
+/// images do not push the weights out of the caches. From uint8 pixels (rung 14) the conversion is
+/// the CPU's float(pixel) / 255.0f (IEEE division without -use_fast_math), so both inputs give the
+/// same FP16 values and the same labels.
+__device__ __forceinline__ float4 load_four(const float* row, int quad) {
+  return __ldcs(reinterpret_cast<const float4*>(row) + quad);
+}
+__device__ __forceinline__ float4 load_four(const std::uint8_t* row, int quad) {
+  const uchar4 p = __ldcs(reinterpret_cast<const uchar4*>(row) + quad);
+  return make_float4(static_cast<float>(p.x) / 255.0f, static_cast<float>(p.y) / 255.0f,
+                     static_cast<float>(p.z) / 255.0f, static_cast<float>(p.w) / 255.0f);
+}
+
+/// One image from global memory (float, or uint8 pixels) into the warp's pair buffer (its zero
+/// border was written once). Lanes 0..27 each take 4 pixels of rows 4*it .. 4*it+3: 28 rows x 7.
+template <typename Pixel>
+__device__ __forceinline__ void stage_image(const Pixel* image, std::uint32_t* pairs, int lane) {
   const int row_in_step = lane / 7, quad = lane % 7;
 #pragma unroll
   for (int step = 0; step < kImageSide / 4; ++step) {
     const int y = 4 * step + row_in_step;
     float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    // Read once: a streaming load, so the images do not push the weights out of the caches.
-    if (lane < 28) v = __ldcs(reinterpret_cast<const float4*>(image + y * kImageSide) + quad);
+    if (lane < 28) v = load_four(image + y * kImageSide, quad);
     // The last pair of this float4 needs the next pixel: the first one of the next lane's float4.
     float next = __shfl_down_sync(0xffffffffu, v.x, 1);
     if (quad == 6) next = 0.0f;  // column 28 is padding
@@ -265,9 +279,11 @@ __host__ __device__ constexpr int fragment_bytes() {
 
 /// The whole network. Block b classifies images [b * per_block, min(n, (b + 1) * per_block)) in
 /// chunks of up to 32: each warp runs the convolutions of every 8th image of the chunk, then all
-/// warps share the three fully connected layers of the chunk.
+/// warps share the three fully connected layers of the chunk. Pixel: float images in [0,1]
+/// (rung 12), or the uint8 pixels straight from the host (rung 14: no conversion pass).
+template <typename Pixel>
 __global__ void __launch_bounds__(kThreads, 2)
-    lenet_tensor_cores(const float* __restrict__ images, int n, int per_block, Weights weights,
+    lenet_tensor_cores(const Pixel* __restrict__ images, int n, int per_block, Weights weights,
                        float* __restrict__ logits, int* __restrict__ labels) {
   extern __shared__ uint4 shared_raw[];
   SharedTiles& tiles = *reinterpret_cast<SharedTiles*>(shared_raw);

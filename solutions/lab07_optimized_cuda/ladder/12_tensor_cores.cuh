@@ -1,0 +1,162 @@
+// Rung 12's network (the story is in 12_tensor_cores.cu): FP16 weights prepared as mma.sync B
+// fragments, and forward() launching the whole-network kernel of 12_tensor_cores_kernels.cuh.
+// A class of its own so that rung 14 can put it behind rung 10's host pipeline; it also reads
+// uint8 pixels directly (forward_pixels). Anonymous namespace: each including .cu gets its own copy.
+#pragma once
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "12_tensor_cores_kernels.cuh"
+#include "course/cuda_check.hpp"
+#include "course/device_buffer.hpp"
+#include "course/error.hpp"
+#include "course/lenet.hpp"
+#include "ladder.hpp"
+
+namespace {
+
+namespace ln = course::lenet;
+namespace tc = ladder::tensor_cores;
+
+std::uint32_t half_bits(float x) { return static_cast<__half_raw>(__float2half_rn(x)).x; }
+
+/// B[k][n] (k < 16 * ksteps, n < 8 * ntiles) as m16n8k16 B fragments: for each n-tile, each
+/// k-step, each lane (g, t): {B[2t][g], B[2t+1][g]} and {B[2t+8][g], B[2t+9][g]}, low half first.
+std::vector<uint2> b_fragments(int ksteps, int ntiles, const std::function<float(int k, int n)>& b) {
+  std::vector<uint2> frags;
+  frags.reserve(static_cast<std::size_t>(ksteps) * static_cast<std::size_t>(ntiles) * 32);
+  for (int nt = 0; nt < ntiles; ++nt)
+    for (int ks = 0; ks < ksteps; ++ks)
+      for (int lane = 0; lane < 32; ++lane) {
+        const int n = 8 * nt + lane / 4, k = 16 * ks + 2 * (lane % 4);
+        const auto pair = [&](int k0) { return half_bits(b(k0, n)) | (half_bits(b(k0 + 1, n)) << 16); };
+        frags.push_back(make_uint2(pair(k), pair(k + 8)));
+      }
+  return frags;
+}
+
+/// Element (row, col) of a 2-D [rows, cols] weight tensor.
+float element(const course::Tensor& w, int row, int col) {
+  return w[static_cast<std::size_t>(row) * static_cast<std::size_t>(w.dim(1)) + static_cast<std::size_t>(col)];
+}
+
+/// A bias zero-padded to `padded` entries (padded output columns then compute exactly zero).
+std::vector<float> padded_bias(const course::Tensor& bias, int padded) {
+  std::vector<float> out(static_cast<std::size_t>(padded), 0.0f);
+  std::copy(bias.values().begin(), bias.values().end(), out.begin());
+  return out;
+}
+
+class TensorCoreLeNet : public ladder::Rung {
+ public:
+  void prepare(const lab04::FoldedLeNet& net, int max_batch) override {
+    if (max_batch < 1) throw course::Error("rung 12: max_batch must be >= 1, got " + std::to_string(max_batch));
+    net.conv1_weight.expect_shape({ln::kConv1Out, 1, ln::kKernel, ln::kKernel}, "conv1_weight");
+    net.conv1_bias.expect_shape({ln::kConv1Out}, "conv1_bias");
+    net.conv2_weight.expect_shape({ln::kConv2Out, ln::kConv1Out, ln::kKernel, ln::kKernel}, "conv2_weight");
+    net.conv2_bias.expect_shape({ln::kConv2Out}, "conv2_bias");
+    net.fc1_weight.expect_shape({ln::kFc1Out, ln::kFlat}, "fc1_weight");
+    net.fc1_bias.expect_shape({ln::kFc1Out}, "fc1_bias");
+    net.fc2_weight.expect_shape({ln::kFc2Out, ln::kFc1Out}, "fc2_weight");
+    net.fc2_bias.expect_shape({ln::kFc2Out}, "fc2_bias");
+    net.fc3_weight.expect_shape({ln::kNumClasses, ln::kFc2Out}, "fc3_weight");
+    net.fc3_bias.expect_shape({ln::kNumClasses}, "fc3_bias");
+
+    // conv1: k = 2j + e, pair j = 3r + u covers taps (r, 2u) and (r, 2u + 1); tap s = 5 and pair 15
+    // are padding. n = output channel (6 of 8).
+    conv1_ = course::DeviceBuffer<uint2>(b_fragments(tc::kConv1KSteps, 1, [&](int k, int n) {
+      const int j = k / 2, r = j / 3, s = 2 * (j % 3) + k % 2;
+      return (j < tc::kConv1TapPairs && s < ln::kKernel && n < ln::kConv1Out) ? net.conv1_weight.at(n, 0, r, s) : 0.0f;
+    }));
+    // conv2: pair j = (5r + s) * 3 + cp covers input channels 2cp and 2cp + 1 at tap (r, s).
+    conv2_ = course::DeviceBuffer<uint2>(b_fragments(tc::kConv2KSteps, tc::kConv2NTiles, [&](int k, int n) {
+      const int j = k / 2, r = j / 15, s = (j / 3) % 5, c = 2 * (j % 3) + k % 2;
+      return j < tc::kConv2TapPairs ? net.conv2_weight.at(n, c, r, s) : 0.0f;
+    }));
+    // fc1: the kernel's k = 16 * pooled pixel + channel; PyTorch's flatten index is 25 * channel + pixel.
+    fc1_ = course::DeviceBuffer<uint2>(b_fragments(tc::kFc1KSteps, tc::kFc1NTiles, [&](int k, int n) {
+      return element(net.fc1_weight, n, (k % 16) * 25 + k / 16);
+    }));
+    fc2_ = course::DeviceBuffer<uint2>(b_fragments(tc::kFc2KSteps, tc::kFc2NTiles, [&](int k, int n) {
+      return (k < ln::kFc1Out && n < ln::kFc2Out) ? element(net.fc2_weight, n, k) : 0.0f;
+    }));
+    fc3_ = course::DeviceBuffer<uint2>(b_fragments(tc::kFc3KSteps, tc::kFc3NTiles, [&](int k, int n) {
+      return (k < ln::kFc2Out && n < ln::kNumClasses) ? element(net.fc3_weight, n, k) : 0.0f;
+    }));
+    conv1_bias_ = course::DeviceBuffer<float>(padded_bias(net.conv1_bias, 8));
+    conv2_bias_ = course::DeviceBuffer<float>(padded_bias(net.conv2_bias, 16));
+    fc1_bias_ = course::DeviceBuffer<float>(padded_bias(net.fc1_bias, 8 * tc::kFc1NTiles));
+    fc2_bias_ = course::DeviceBuffer<float>(padded_bias(net.fc2_bias, 8 * tc::kFc2NTiles));
+    fc3_bias_ = course::DeviceBuffer<float>(padded_bias(net.fc3_bias, 8 * tc::kFc3NTiles));
+
+    // ~97 KB of shared memory per block: above the 48 KB default, so it has to be asked for.
+    const int shared_bytes = static_cast<int>(sizeof(tc::SharedTiles));
+    CUDA_CHECK(cudaFuncSetAttribute(tc::lenet_tensor_cores<float>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    shared_bytes));
+    CUDA_CHECK(cudaFuncSetAttribute(tc::lenet_tensor_cores<std::uint8_t>,
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes));
+    int device = 0, sms = 0, per_sm = 0, per_sm_pixels = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, tc::lenet_tensor_cores<float>, tc::kThreads,
+                                                             sizeof(tc::SharedTiles)));
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm_pixels, tc::lenet_tensor_cores<std::uint8_t>,
+                                                             tc::kThreads, sizeof(tc::SharedTiles)));
+    per_sm = std::min(per_sm, per_sm_pixels);
+    if (per_sm < 1) throw course::Error("rung 12: the kernel does not fit on this GPU (shared memory per block)");
+    resident_blocks_ = sms * per_sm;
+    max_batch_ = max_batch;
+  }
+
+  void forward(const float* d_images, int n, float* d_logits, int* d_labels, cudaStream_t stream) override {
+    if (reinterpret_cast<std::uintptr_t>(d_images) % alignof(float4) != 0)
+      throw course::Error("rung 12: d_images must be 16-byte aligned (the kernel reads float4)");
+    launch(d_images, n, d_logits, d_labels, stream);
+  }
+
+  /// The same network on uint8 pixels [n,28,28] (0..255) in device memory: the kernel divides by
+  /// 255 as it stages each image, so no conversion pass and no float copy of the batch are needed.
+  /// Same results as forward() on float(pixel) / 255.0f. For host pipelines (rung 14).
+  static constexpr bool kReadsPixels = true;
+  void forward_pixels(const std::uint8_t* d_pixels, int n, float* d_logits, int* d_labels, cudaStream_t stream) {
+    if (reinterpret_cast<std::uintptr_t>(d_pixels) % alignof(uchar4) != 0)
+      throw course::Error("rung 12: d_pixels must be 4-byte aligned (the kernel reads uchar4)");
+    launch(d_pixels, n, d_logits, d_labels, stream);
+  }
+
+  int max_batch() const { return max_batch_; }
+  bool reduced_precision() const override { return true; }
+
+ private:
+  course::DeviceBuffer<uint2> conv1_, conv2_, fc1_, fc2_, fc3_;
+  course::DeviceBuffer<float> conv1_bias_, conv2_bias_, fc1_bias_, fc2_bias_, fc3_bias_;
+  int resident_blocks_ = 0;
+  int max_batch_ = 0;
+
+  template <typename Pixel>
+  void launch(const Pixel* d_images, int n, float* d_logits, int* d_labels, cudaStream_t stream) {
+    if (d_images == nullptr || d_logits == nullptr || d_labels == nullptr)
+      throw course::Error("rung 12: forward() got a null device pointer");
+    if (n < 1 || n > max_batch_)
+      throw course::Error("rung 12: n must be in [1, " + std::to_string(max_batch_) + "], got " + std::to_string(n));
+    // One wave of resident blocks, each a contiguous range of images; ranges are a multiple of 8
+    // so that every warp of a block gets the same number of images.
+    const int per_block = (((n + resident_blocks_ - 1) / resident_blocks_) + tc::kWarps - 1) / tc::kWarps * tc::kWarps;
+    const int blocks = (n + per_block - 1) / per_block;
+    const tc::Weights weights{conv1_.get(), conv1_bias_.get(), conv2_.get(), conv2_bias_.get(), fc1_.get(),
+                              fc1_bias_.get(), fc2_.get(),  fc2_bias_.get(),   fc3_.get(),  fc3_bias_.get()};
+    tc::lenet_tensor_cores<Pixel><<<blocks, tc::kThreads, sizeof(tc::SharedTiles), stream>>>(d_images, n, per_block,
+                                                                                             weights, d_logits, d_labels);
+    CUDA_CHECK_LAST_LAUNCH();
+  }
+};
+
+}  // namespace
