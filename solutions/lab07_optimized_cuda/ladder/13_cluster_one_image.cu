@@ -1,14 +1,19 @@
-// Rung 13: one image in 7.5 us -- a thread-block cluster of 16 SMs shares the network.
+// Rung 13: one image in 7.6 us -- a thread-block cluster of 16 SMs shares the network.
 // Why faster for one image: its latency is a chain of dependent steps (fetch, conv1, conv2, fc1,
 // fc2, fc3), and rung 09's small-batch kernel walks the whole chain on one SM; here every step is
 // split over the SMs of a cluster (sm_90), which hand results to each other through distributed
 // shared memory and the cluster barrier (hardware, inside one kernel). More SMs shorten each step.
 //
 // Measured on an H100 SXM (lab07_ladder, L2 flushed before every run; device mode / graph replay):
-//   1 image   rung 09 12.4 / 12.3 us   rung 13 7.5 / 7.5 us   (ncu: kernel 6.7-7.1 us vs 11.5-11.9)
-//   8 images  rung 09 12.7 us          rung 13 8.0 us (8-CTA clusters)
-// Variants measured at 1 image (graph): conv1 computed whole by every CTA instead of shared
-// 8.7 us (16 CTAs) / 9.1 us (8 CTAs); 8-CTA clusters with shared conv1 8.0 us.
+//   1 image    rung 09 12.4 / 12.4 us   rung 13 7.7 / 7.6 us   (ncu: kernel 6.7-7.1 us vs 11.5-11.9)
+//   8 images   rung 09 12.9 / 12.7 us   rung 13 8.2 / 8.2 us   (8-CTA clusters)
+//   30 images  rung 09 13.1 / 12.9 us   rung 13 10.2 / 10.2 us; from 100 images on, FastLeNet's time
+// Variants at 1 image (graph, first run: 16 CTAs shared 7.6 us): conv1 computed whole by every CTA
+// instead of shared 8.7 us (16 CTAs)
+// / 9.1 us (8 CTAs); 8 CTAs with shared conv1 8.0 us. Every variant passed the full-split check.
+// Limiter (ncu, 1 image): latency. The SMs issue an instruction in 19 % of cycles (0.19 warps per
+// scheduler), DRAM 1 % and SM 1 % busy: the time is the chain itself -- cold fetches, the DSMEM
+// exchanges and the barriers between the steps.
 //
 // The kernel and the division of labour are in 13_cluster_one_image.cuh. This file packs the
 // weights in the order the CTAs read them and launches one cluster per image
@@ -45,10 +50,10 @@ namespace {
 namespace co = ladder::cluster_one_image;
 using Kernel = void (*)(const float*, const float*, float*, int*);
 
-// Up to this many images, 16 CTAs per image; then 8. Measured on the H100 (graph replay):
-// 1 and 2 images 7.5 us with 16 vs 7.9 us with 8; 8 images 9.0 us with 16 vs 8.0 us with 8 (16-CTA
-// clusters need whole GPCs, and from a few images on they share SMs).
-constexpr int kWideMaxImages = 4;
+// Up to this many images, 16 CTAs per image; then 8. Measured on the H100 (graph replay, either
+// width forced): 1-6 images 7.6-7.7 us with 16 vs 7.9-8.0 us with 8; 8 images 9.2 us with 16 vs
+// 8.2 us with 8 (a 16-CTA cluster needs 16 SMs of one GPC; from 8 images on they share SMs).
+constexpr int kWideMaxImages = 6;
 
 /// The folded network in the packed order of 13_cluster_one_image.cuh (Layout<kCluster>).
 template <int kCluster>
