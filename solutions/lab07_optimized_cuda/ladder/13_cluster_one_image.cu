@@ -8,9 +8,9 @@
 //   1 image    rung 09 12.4 / 12.4 us   rung 13 7.7 / 7.6 us   (ncu: kernel 6.7-7.1 us vs 11.5-11.9)
 //   8 images   rung 09 12.9 / 12.7 us   rung 13 8.2 / 8.2 us   (8-CTA clusters)
 //   30 images  rung 09 13.1 / 12.9 us   rung 13 10.2 / 10.2 us; from 100 images on, FastLeNet's time
-// Variants at 1 image (graph, first run: 16 CTAs shared 7.6 us): conv1 computed whole by every CTA
-// instead of shared 8.7 us (16 CTAs)
-// / 9.1 us (8 CTAs); 8 CTAs with shared conv1 8.0 us. Every variant passed the full-split check.
+// Variants at 1 image (graph, one run, where 16 CTAs with shared conv1 took 7.6 us): conv1
+// computed whole by every CTA 8.7 us (16 CTAs) / 9.1 us (8 CTAs); 8 CTAs with shared conv1 8.0 us.
+// Every variant passed the full-split check (COURSE_LADDER_CLUSTER_ALL=1).
 // Limiter (ncu, 1 image): latency. The SMs issue an instruction in 19 % of cycles (0.19 warps per
 // scheduler), DRAM 1 % and SM 1 % busy: the time is the chain itself -- cold fetches, the DSMEM
 // exchanges and the barriers between the steps.
