@@ -18,9 +18,11 @@ namespace {
 
 // The pass threshold of the lab: the student's pipeline must be at least this many times faster
 // than the lab 06 naive one on 10,000 images.
-// Chosen from the measured ladder: see lectures/07-optimized-cuda.md (fusing and tiling clear it;
-// launch-configuration tweaks of the naive kernels alone do not).
-constexpr double kMinSpeedupOverNaive = 4.0;
+// Chosen from the measured ladder (H100, lectures/07-optimized-cuda.md section 17): the per-layer
+// improvements of rungs 04-07 reach 1.5-2.4x, the naive kernels with another launch configuration
+// 1.04x -- those fail; a network fused into one kernel per tile of images (rung 08) reaches 6.7x,
+// the reference solution about 15x -- those pass, with room for a slower GPU or a less tuned tile.
+constexpr double kMinSpeedupOverNaive = 3.0;
 
 constexpr int kSets = 3;
 constexpr int kImages = 10000;
