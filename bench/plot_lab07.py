@@ -54,7 +54,11 @@ WHAT_CHANGED = {
     10: "pinned memory, async copies, streams (matters in host mode)",
     11: "forward() replayed from a CUDA graph (matters at small batches)",
     12: "tensor cores: implicit-GEMM convolutions, reduced precision",
+    13: "one image spread over a thread-block cluster (latency; large batches: rung 09)",
+    14: "rung 12's network behind rung 10's pinned-memory pipeline (matters in host mode)",
 }
+# Rungs that compute in FP16 on tensor cores: their "% of FP32 peak" would compare apples with pears.
+REDUCED_PRECISION_RUNGS = {12, 14}
 
 HALO = ' stroke="#ffffff" stroke-width="3" paint-order="stroke"'  # keeps a label readable over a line
 
@@ -467,6 +471,8 @@ def ladder_table(rows, batch):
         over_naive = fmt_factor(naive.median_ms / row.median_ms) if naive else "—"
         gflops = row.gflop_per_s if row.gflop_per_s is not None else FLOPS_PER_IMAGE * batch / row.median_ms / 1e6
         peak = f"{row.percent_peak:.1f} %" if row.percent_peak is not None else "—"
+        if version in REDUCED_PRECISION_RUNGS:
+            peak = "— (FP16)"
         what = WHAT_CHANGED.get(version, row.name)
         lines.append(f"| {version:02d} `{row.name}` | {what} | {fmt_ms(row.median_ms)} | {over_previous} | "
                      f"{over_naive} | {gflops:,.0f} | {peak} |")
