@@ -153,14 +153,17 @@ std::unique_ptr<ClusterKernel> make_cluster_kernel(const lab04::FoldedLeNet& net
 
 class ClusterOneImage final : public ladder::Rung {
  public:
-  void prepare(const lab04::FoldedLeNet& net, int max_batch) override {
-    ladder::support::DeviceWeights::check_shapes(net);
-    ladder::support::check_max_batch(max_batch);
+  std::string unsupported_reason() const override {
     int device = 0, clusters_supported = 0;
     CUDA_CHECK(cudaGetDevice(&device));
     CUDA_CHECK(cudaDeviceGetAttribute(&clusters_supported, cudaDevAttrClusterLaunch, device));
-    if (clusters_supported == 0)
-      throw course::Error("rung 13: this GPU cannot launch thread-block clusters (compute capability 9.0+ needed)");
+    return clusters_supported != 0 ? "" : "this GPU cannot launch thread-block clusters (compute capability 9.0+ needed)";
+  }
+
+  void prepare(const lab04::FoldedLeNet& net, int max_batch) override {
+    ladder::support::DeviceWeights::check_shapes(net);
+    ladder::support::check_max_batch(max_batch);
+    if (const std::string why = unsupported_reason(); !why.empty()) throw course::Error("rung 13: " + why);
 
     const std::string width = knob("COURSE_LADDER_CLUSTER", "auto", {"auto", "8", "16"});
     const bool share = knob("COURSE_LADDER_CONV1", "shared", {"shared", "redundant"}) == "shared";

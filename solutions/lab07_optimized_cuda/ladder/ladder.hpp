@@ -43,6 +43,10 @@ class Rung {
   /// points of the CPU network's) instead of identical labels and logits within 1e-3.
   virtual bool reduced_precision() const { return false; }
 
+  /// Empty when this GPU can run the rung; otherwise why not ("needs thread-block clusters, compute
+  /// capability 9.0"). The runner then skips the rung with that reason: not a failure.
+  virtual std::string unsupported_reason() const { return ""; }
+
 };
 
 struct RungInfo {

@@ -558,6 +558,10 @@ int run(const Options& options, const std::vector<Pipeline>& chosen) {
           timer.time_cpu(p, fashion);
           continue;
         }
+        if (const std::string why = p.make()->unsupported_reason(); !why.empty()) {
+          std::printf("  skipped on this GPU: %s\n", why.c_str());  // e.g. rung 13 before Hopper
+          continue;
+        }
         if (options.check) {
           const bool ok_mnist = check_split(p, mnist, stream);
           const bool ok_fashion = check_split(p, fashion, stream);
