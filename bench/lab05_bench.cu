@@ -35,16 +35,6 @@ namespace {
 namespace ln = course::lenet;
 using course::Tensor;
 
-lab04::FoldedLeNet fold(const ln::Weights& w) {
-  const auto c1 = golden::lab04_fold_batchnorm(w.at("conv1.weight"), w.at("conv1.bias"), w.at("bn1.weight"),
-                                               w.at("bn1.bias"), w.at("bn1.running_mean"), w.at("bn1.running_var"),
-                                               w.bn_epsilon);
-  const auto c2 = golden::lab04_fold_batchnorm(w.at("conv2.weight"), w.at("conv2.bias"), w.at("bn2.weight"),
-                                               w.at("bn2.bias"), w.at("bn2.running_mean"), w.at("bn2.running_var"),
-                                               w.bn_epsilon);
-  return {c1.weight,        c1.bias,          c2.weight,          c2.bias,          w.at("fc1.weight"),
-          w.at("fc1.bias"), w.at("fc2.weight"), w.at("fc2.bias"), w.at("fc3.weight"), w.at("fc3.bias")};
-}
 
 /// `count` images [count, 1, 28, 28]: Fashion-MNIST's test split if it loads, else MNIST
 /// repeated; `weights_file` is the network trained on that data set.
@@ -86,7 +76,7 @@ int main(int argc, char** argv) {
     std::string source, weights_file;
     const Tensor images = load_images(10000, source, weights_file);
     const ln::Weights weights = ln::load_weights(std::string(COURSE_DATA_DIR) + "/weights/" + weights_file);
-    const lab04::FoldedLeNet net = fold(weights);
+    const lab04::FoldedLeNet net = golden::lab04_fold_lenet(weights);
     course::DeviceBuffer<float> d_images(images.values());
     course::DeviceBuffer<float> d_logits(10000 * 10);
 

@@ -6,7 +6,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <string>
@@ -14,6 +16,8 @@
 
 #include "course/device_buffer.hpp"
 #include "course/error.hpp"
+#include "course/lenet.hpp"
+#include "course/tensor.hpp"
 
 namespace grader_gpu_harness {
 
@@ -99,6 +103,36 @@ class GuardedOutput {
   course::DeviceBuffer<T> buffer_;
 };
 
+/// Device copy of a host tensor; cudaMemcpy is synchronous, so it is complete when the student's
+/// kernels start.
+inline course::DeviceBuffer<float> upload(const course::Tensor& t) { return course::DeviceBuffer<float>(t.values()); }
+
+/// A LeNet pipeline's forward() (lab06::NaiveLeNet, lab07::FastLeNet), already built for
+/// max_batch images, on all `images` [total,1,28,28] in consecutive batches of max_batch, the last
+/// one possibly smaller; logits [total,10] and labels come back, guard zones checked.
+template <class Pipeline>
+void forward_in_batches(Pipeline& model, const course::Tensor& images, int total, int max_batch,
+                        course::Tensor& logits, std::vector<int>& labels, const std::string& function) {
+  namespace ln = course::lenet;
+  constexpr std::int64_t kImageFloats = std::int64_t{ln::kInputSize} * ln::kInputSize;
+  Stream stream;
+  const auto d_images = upload(images);
+  GuardedOutput<float> d_logits(logits.numel());
+  GuardedOutput<int> d_labels(static_cast<std::size_t>(total));
+  // All batches back to back without waiting in between: that is how the network is meant to
+  // run, and a forward() that leans on a synchronisation it does not do itself (a scratch buffer
+  // reused while the previous batch still reads it) shows here.
+  for (int begin = 0; begin < total; begin += max_batch) {
+    const int count = std::min(max_batch, total - begin);
+    model.forward(d_images.get() + begin * kImageFloats, count, d_logits.get() + std::int64_t{begin} * ln::kNumClasses,
+                  d_labels.get() + begin, stream.get());
+  }
+  finish(stream, function);
+  d_logits.download(logits.data(), function);
+  labels = d_labels.download(function);
+}
+
+
 /// Records `enqueue` (the student's forward() on `stream`) into a CUDA graph in global capture
 /// mode, then launches the graph twice, calling `poison` (which enqueues memsets of the outputs on
 /// the stream it is given) in between: the second run must write every output again. Global mode
@@ -149,6 +183,27 @@ inline void capture_and_replay(const Stream& stream, const std::function<void(cu
   cudaGraphExecDestroy(exec);
   check_cuda(status, function, "when replaying the graph recorded from");
   finish(stream, function + " (replayed as a CUDA graph)");
+}
+
+/// A pipeline's forward() on all `total` images in one call, recorded into a CUDA graph and
+/// replayed twice (capture_and_replay); logits and labels of the second replay come back.
+template <class Pipeline>
+void forward_captured(Pipeline& model, const course::Tensor& images, int total, course::Tensor& logits,
+                      std::vector<int>& labels, const std::string& function) {
+  Stream stream;
+  const auto d_images = upload(images);
+  GuardedOutput<float> d_logits(logits.numel());
+  GuardedOutput<int> d_labels(static_cast<std::size_t>(total));
+  capture_and_replay(
+      stream, [&](cudaStream_t s) { model.forward(d_images.get(), total, d_logits.get(), d_labels.get(), s); },
+      [&](cudaStream_t s) {  // outputs only, not the guards
+        cudaError_t status = cudaMemsetAsync(d_logits.get(), 0xFF, d_logits.bytes(), s);
+        if (status == cudaSuccess) status = cudaMemsetAsync(d_labels.get(), 0xFF, d_labels.bytes(), s);
+        return status;
+      },
+      function);
+  d_logits.download(logits.data(), function);
+  labels = d_labels.download(function);
 }
 
 }  // namespace grader_gpu_harness

@@ -31,16 +31,6 @@ namespace lenet_bench {
 
 namespace ln = course::lenet;
 
-/// Batch-norm folded by the golden reference, as the tests do it.
-inline lab04::FoldedLeNet fold(const ln::Weights& w) {
-  const auto conv = [&w](const std::string& c, const std::string& bn) {
-    return golden::lab04_fold_batchnorm(w.at(c + ".weight"), w.at(c + ".bias"), w.at(bn + ".weight"), w.at(bn + ".bias"),
-                                        w.at(bn + ".running_mean"), w.at(bn + ".running_var"), w.bn_epsilon);
-  };
-  const golden::Lab04FoldedConv c1 = conv("conv1", "bn1"), c2 = conv("conv2", "bn2");
-  return {c1.weight,        c1.bias,          c2.weight,          c2.bias,          w.at("fc1.weight"),
-          w.at("fc1.bias"), w.at("fc2.weight"), w.at("fc2.bias"), w.at("fc3.weight"), w.at("fc3.bias")};
-}
 
 template <class Pipeline>
 int run(const char* program, int repetitions) {
@@ -56,7 +46,7 @@ int run(const char* program, int repetitions) {
   const course::Dataset data = course::load_dataset(files.test_images, files.test_labels, "fashion-mnist");
   const int n = static_cast<int>(data.size());
 
-  Pipeline net(fold(weights), n);
+  Pipeline net(golden::lab04_fold_lenet(weights), n);
   course::DeviceBuffer<float> d_images(data.images.values());
   course::DeviceBuffer<float> d_logits(static_cast<std::size_t>(n) * ln::kNumClasses);
   course::DeviceBuffer<int> d_labels(static_cast<std::size_t>(n));

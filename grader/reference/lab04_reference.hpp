@@ -15,7 +15,9 @@
 #include <string>
 #include <vector>
 
+#include "course/lenet.hpp"
 #include "course/tensor.hpp"
+#include "labs/lab04_lenet_cpu.hpp"
 
 namespace golden {
 namespace {
@@ -70,6 +72,18 @@ inline Lab04FoldedConv lab04_fold_batchnorm(const course::Tensor& w, const cours
       out.weight[k * per_filter + i] = static_cast<float>(static_cast<double>(w[k * per_filter + i]) * gamma[k] * inv_std);
   }
   return out;
+}
+
+/// The whole network of a weights file with both batch-norms folded (lab04_fold_batchnorm): what
+/// every GPU lab, benchmark and test builds its pipeline from.
+inline lab04::FoldedLeNet lab04_fold_lenet(const course::lenet::Weights& w) {
+  const auto fold = [&w](const std::string& conv, const std::string& bn) {
+    return lab04_fold_batchnorm(w.at(conv + ".weight"), w.at(conv + ".bias"), w.at(bn + ".weight"), w.at(bn + ".bias"),
+                                w.at(bn + ".running_mean"), w.at(bn + ".running_var"), w.bn_epsilon);
+  };
+  const Lab04FoldedConv c1 = fold("conv1", "bn1"), c2 = fold("conv2", "bn2");
+  return {c1.weight,        c1.bias,          c2.weight,          c2.bias,          w.at("fc1.weight"),
+          w.at("fc1.bias"), w.at("fc2.weight"), w.at("fc2.bias"), w.at("fc3.weight"), w.at("fc3.bias")};
 }
 
 /// y[n, o] = b[o] + sum_i x[n, i] * w[o, i], accumulated in double.

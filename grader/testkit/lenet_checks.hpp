@@ -31,17 +31,6 @@ namespace ln = course::lenet;
 // not for TF32, FP16 or BF16 arithmetic.
 const course::Tolerance kLogitTolerance{1e-3, 1e-3};
 
-/// The folded network built by the GOLDEN folding, so that the tests need no lab 04 code.
-inline lab04::FoldedLeNet golden_folded_net(const ln::Weights& w) {
-  const auto fold = [&w](const std::string& conv, const std::string& bn) {
-    return golden::lab04_fold_batchnorm(w.at(conv + ".weight"), w.at(conv + ".bias"), w.at(bn + ".weight"),
-                                        w.at(bn + ".bias"), w.at(bn + ".running_mean"), w.at(bn + ".running_var"),
-                                        w.bn_epsilon);
-  };
-  const golden::Lab04FoldedConv c1 = fold("conv1", "bn1"), c2 = fold("conv2", "bn2");
-  return {c1.weight,        c1.bias,          c2.weight,          c2.bias,          w.at("fc1.weight"),
-          w.at("fc1.bias"), w.at("fc2.weight"), w.at("fc2.bias"), w.at("fc3.weight"), w.at("fc3.bias")};
-}
 
 /// An untrained LeNet: weights scaled by 1/sqrt(fan-in) so activations stay near 1, batch-norm
 /// parameters far from the identity.
@@ -108,7 +97,7 @@ struct Model {
 inline Model load_model(const std::string& weights_file, const course::DatasetFiles& files, const std::string& name) {
   Model m;
   m.weights = ln::load_weights(std::string(COURSE_DATA_DIR) + "/weights/" + weights_file);
-  m.folded = golden_folded_net(m.weights);
+  m.folded = golden::lab04_fold_lenet(m.weights);
   m.test = course::load_dataset(files.test_images, files.test_labels, name);
   const auto it = m.weights.metadata.find("test_correct");
   if (it != m.weights.metadata.end()) m.recorded_correct = std::stoll(it->second);

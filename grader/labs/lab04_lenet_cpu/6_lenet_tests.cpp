@@ -159,19 +159,6 @@ ln::Weights random_weights(course::Rng& rng, double bn_epsilon) {
   return w;
 }
 
-/// The folded network built by the golden reference, so that lenet_forward_folded can be tested
-/// on its own, independently of the student's fold_lenet.
-lab04::FoldedLeNet golden_folded_net(const ln::Weights& w) {
-  const golden::Lab04FoldedConv c1 = golden::lab04_fold_batchnorm(w.at("conv1.weight"), w.at("conv1.bias"), w.at("bn1.weight"),
-                                                                   w.at("bn1.bias"), w.at("bn1.running_mean"),
-                                                                   w.at("bn1.running_var"), w.bn_epsilon);
-  const golden::Lab04FoldedConv c2 = golden::lab04_fold_batchnorm(w.at("conv2.weight"), w.at("conv2.bias"), w.at("bn2.weight"),
-                                                                   w.at("bn2.bias"), w.at("bn2.running_mean"),
-                                                                   w.at("bn2.running_var"), w.bn_epsilon);
-  return {c1.weight,        c1.bias,          c2.weight,        c2.bias,          w.at("fc1.weight"),
-          w.at("fc1.bias"), w.at("fc2.weight"), w.at("fc2.bias"), w.at("fc3.weight"), w.at("fc3.bias")};
-}
-
 }  // namespace
 
 TEST_CASE("lenet: the lecture's model facts (416,520 multiply-adds, 61,794 -> 61,706 parameters)") {
@@ -325,7 +312,7 @@ TEST_CASE("lenet: fold_lenet folds both batch-norms with the file's epsilon") {
   const lab04_tests::Model& model = lab04_tests::mnist_model();
   const ln::Weights& w = model.weights;
   const lab04::FoldedLeNet net = lab04::fold_lenet(w);
-  const lab04::FoldedLeNet expected = golden_folded_net(w);
+  const lab04::FoldedLeNet expected = golden::lab04_fold_lenet(w);
   grader::check_tensor("folded conv1 weight", net.conv1_weight, expected.conv1_weight, lab04_tests::kLayerTolerance);
   grader::check_tensor("folded conv1 bias", net.conv1_bias, expected.conv1_bias, lab04_tests::kLayerTolerance);
   grader::check_tensor("folded conv2 weight", net.conv2_weight, expected.conv2_weight, lab04_tests::kLayerTolerance);
@@ -341,7 +328,7 @@ TEST_CASE("lenet: random weights, a non-default batch-norm epsilon and small bat
     const ln::Weights w = random_weights(rng, eps);
     const std::string label = "random weights, eps " + std::to_string(eps);
     // The folded forward pass alone first, with parameters folded by the reference.
-    const lab04::FoldedLeNet reference_net = golden_folded_net(w);
+    const lab04::FoldedLeNet reference_net = golden::lab04_fold_lenet(w);
     const Tensor images = rng.tensor({3, 1, 28, 28}, 0.0f, 1.0f);
     const Tensor expected = golden::lenet_forward(w, images);
     Tensor logits = grader::poisoned({3, ln::kNumClasses});

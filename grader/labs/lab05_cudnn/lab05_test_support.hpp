@@ -54,17 +54,6 @@ inline golden::Pool2d to_golden(const lab05::PoolParams& p) {
   return q;
 }
 
-/// The folded network built by the golden reference from a weights file's parameters.
-inline lab04::FoldedLeNet golden_folded_net(const course::lenet::Weights& w) {
-  const golden::Lab04FoldedConv c1 =
-      golden::lab04_fold_batchnorm(w.at("conv1.weight"), w.at("conv1.bias"), w.at("bn1.weight"), w.at("bn1.bias"),
-                                   w.at("bn1.running_mean"), w.at("bn1.running_var"), w.bn_epsilon);
-  const golden::Lab04FoldedConv c2 =
-      golden::lab04_fold_batchnorm(w.at("conv2.weight"), w.at("conv2.bias"), w.at("bn2.weight"), w.at("bn2.bias"),
-                                   w.at("bn2.running_mean"), w.at("bn2.running_var"), w.bn_epsilon);
-  return {c1.weight,          c1.bias,          c2.weight,          c2.bias,          w.at("fc1.weight"),
-          w.at("fc1.bias"),   w.at("fc2.weight"), w.at("fc2.bias"), w.at("fc3.weight"), w.at("fc3.bias")};
-}
 
 /// A trained network, its folded form, its test split, and the golden logits of the whole split.
 struct Model {
@@ -102,7 +91,7 @@ inline Model load_model(const std::string& name, const std::string& weights_file
   Model m;
   m.name = name;
   m.weights = course::lenet::load_weights(std::string(COURSE_DATA_DIR) + "/weights/" + weights_file);
-  m.folded = golden_folded_net(m.weights);
+  m.folded = golden::lab04_fold_lenet(m.weights);
   m.test = course::load_dataset(files.test_images, files.test_labels, name);
   m.golden_logits = compute_golden_logits(m.weights, m.test.images);
   return m;

@@ -67,7 +67,7 @@ std::int64_t recorded_correct(const lab05_tests::Model& m) { return std::stoll(m
 TEST_CASE("lenet: random weights, batches of 1, 3 and 7 images") {
   course::Rng rng = grader::case_rng("lenet: random weights");
   const ln::Weights w = random_weights(rng);
-  const lab04::FoldedLeNet net = lab05_tests::golden_folded_net(w);
+  const lab04::FoldedLeNet net = golden::lab04_fold_lenet(w);
   for (std::int64_t n : {1, 3, 7}) {
     const Tensor images = rng.tensor({n, 1, 28, 28}, 0.0f, 1.0f);
     Tensor logits = grader::poisoned({n, ln::kNumClasses});

@@ -28,6 +28,7 @@ using grader_gpu_harness::check_cuda;
 using grader_gpu_harness::finish;
 using grader_gpu_harness::GuardedOutput;
 using grader_gpu_harness::Stream;
+using grader_gpu_harness::upload;
 
 void require(bool ok, const std::string& message) {
   if (!ok) throw course::Error("lab06 harness: " + message);
@@ -38,9 +39,6 @@ int as_int(std::int64_t value, const std::string& what) {
   return static_cast<int>(value);
 }
 
-/// Device copy of a host tensor; upload is synchronous (cudaMemcpy), so it is complete when the
-/// student's kernels start.
-course::DeviceBuffer<float> upload(const Tensor& t) { return course::DeviceBuffer<float>(t.values()); }
 
 void require_rank(const Tensor& t, std::size_t rank, const std::string& name) {
   require(t.rank() == rank && t.numel() > 0,
@@ -139,22 +137,9 @@ void lenet_forward(const lab04::FoldedLeNet& net, const Tensor& images, int max_
   require(max_batch >= 1, "max_batch must be >= 1");
   const int total = as_int(images.dim(0), "N");
 
-  Stream stream;
   lab06::NaiveLeNet model(net, max_batch);  // construction may upload synchronously; that is fine
   CUDA_CHECK(cudaDeviceSynchronize());
-  const auto d_images = upload(images);
-  GuardedOutput<float> d_logits(logits.numel());
-  GuardedOutput<int> d_labels(static_cast<std::size_t>(total));
-  // All batches back to back without waiting in between: that is how the network is meant to
-  // run, and a forward() that leans on a synchronisation it does not do itself shows here.
-  for (int begin = 0; begin < total; begin += max_batch) {
-    const int count = std::min(max_batch, total - begin);
-    model.forward(d_images.get() + begin * kImageFloats, count, d_logits.get() + std::int64_t{begin} * course::lenet::kNumClasses,
-                  d_labels.get() + begin, stream.get());
-  }
-  finish(stream, "lab06::NaiveLeNet::forward");
-  d_logits.download(logits.data(), "lab06::NaiveLeNet::forward");
-  labels = d_labels.download("lab06::NaiveLeNet::forward");
+  grader_gpu_harness::forward_in_batches(model, images, total, max_batch, logits, labels, "lab06::NaiveLeNet::forward");
 }
 
 void lenet_forward_captured(const lab04::FoldedLeNet& net, const Tensor& images, Tensor& logits,
@@ -162,22 +147,8 @@ void lenet_forward_captured(const lab04::FoldedLeNet& net, const Tensor& images,
   require_images(images, logits);
   const int total = as_int(images.dim(0), "N");
 
-  Stream stream;
   lab06::NaiveLeNet model(net, total);
-  const auto d_images = upload(images);
-  GuardedOutput<float> d_logits(logits.numel());
-  GuardedOutput<int> d_labels(static_cast<std::size_t>(total));
-
-  grader_gpu_harness::capture_and_replay(
-      stream, [&](cudaStream_t s) { model.forward(d_images.get(), total, d_logits.get(), d_labels.get(), s); },
-      [&](cudaStream_t s) {  // outputs only, not the guards
-        cudaError_t status = cudaMemsetAsync(d_logits.get(), 0xFF, d_logits.bytes(), s);
-        if (status == cudaSuccess) status = cudaMemsetAsync(d_labels.get(), 0xFF, d_labels.bytes(), s);
-        return status;
-      },
-      "lab06::NaiveLeNet::forward");
-  d_logits.download(logits.data(), "lab06::NaiveLeNet::forward");
-  labels = d_labels.download("lab06::NaiveLeNet::forward");
+  grader_gpu_harness::forward_captured(model, images, total, logits, labels, "lab06::NaiveLeNet::forward");
 }
 
 void call_with_arguments(const std::string& function, const std::vector<int>& sizes, const std::string& null_argument) {

@@ -25,7 +25,6 @@ using grader::lenet_checks::kLogitTolerance;
 
 using grader::lenet_checks::check_labels;
 using grader::lenet_checks::fashion_model;
-using grader::lenet_checks::golden_folded_net;
 using grader::lenet_checks::mnist_model;
 using grader::lenet_checks::Model;
 using grader::lenet_checks::random_weights;

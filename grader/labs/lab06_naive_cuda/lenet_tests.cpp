@@ -49,7 +49,7 @@ void check_network(const std::string& what, const course::lenet::Weights& weight
 TEST_CASE("lenet: a random network on 1, 2 and 3 random images") {
   course::Rng rng = grader::case_rng("lenet: random");
   const course::lenet::Weights weights = lab06_tests::random_weights(rng);
-  const lab04::FoldedLeNet net = lab06_tests::golden_folded_net(weights);
+  const lab04::FoldedLeNet net = golden::lab04_fold_lenet(weights);
   for (int n : {1, 2, 3}) check_network("random network", weights, net, rng.tensor({n, 1, 28, 28}, 0.0f, 1.0f), n);
 }
 

@@ -53,7 +53,7 @@ TEST_CASE("lenet: three random untrained networks on Fashion-MNIST and random im
   const Model& fashion = fashion_model();
   for (int i = 0; i < 3; ++i) {
     const course::lenet::Weights weights = random_weights(rng);
-    const lab04::FoldedLeNet net = golden_folded_net(weights);
+    const lab04::FoldedLeNet net = golden::lab04_fold_lenet(weights);
     // Real images (structure, many exact zeros) and uniform noise: 97 + 3 = 100 in one batch.
     Tensor images(course::Shape{100, 1, 28, 28});
     const Tensor real = grader::image_slice(fashion.test.images, 500 * i, 97);

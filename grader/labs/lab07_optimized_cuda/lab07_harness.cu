@@ -28,6 +28,7 @@ using course::Tensor;
 using grader_gpu_harness::finish;
 using grader_gpu_harness::GuardedOutput;
 using grader_gpu_harness::Stream;
+using grader_gpu_harness::upload;
 
 const std::string kForward = "lab07::FastLeNet::forward";
 constexpr std::int64_t kImageFloats = std::int64_t{course::lenet::kInputSize} * course::lenet::kInputSize;
@@ -41,9 +42,6 @@ int as_int(std::int64_t value, const std::string& what) {
   return static_cast<int>(value);
 }
 
-/// Device copy of a host tensor; cudaMemcpy is synchronous, so it is complete when the student's
-/// kernels start.
-course::DeviceBuffer<float> upload(const Tensor& t) { return course::DeviceBuffer<float>(t.values()); }
 
 void require_images(const Tensor& images, const Tensor& logits) {
   namespace ln = course::lenet;
@@ -95,24 +93,9 @@ void lenet_forward(const lab04::FoldedLeNet& net, const Tensor& images, int max_
   const int total = as_int(images.dim(0), "N");
 
   release_timing_pipeline();
-  Stream stream;
   lab07::FastLeNet model(net, max_batch);  // construction may upload synchronously; that is fine
   CUDA_CHECK(cudaDeviceSynchronize());
-  const auto d_images = upload(images);
-  GuardedOutput<float> d_logits(logits.numel());
-  GuardedOutput<int> d_labels(static_cast<std::size_t>(total));
-  // All batches back to back without waiting in between: that is how the network is meant to
-  // run, and a forward() that leans on a synchronisation it does not do itself (a scratch buffer
-  // reused while the previous batch still reads it) shows here.
-  for (int begin = 0; begin < total; begin += max_batch) {
-    const int count = std::min(max_batch, total - begin);
-    model.forward(d_images.get() + begin * kImageFloats, count,
-                  d_logits.get() + std::int64_t{begin} * course::lenet::kNumClasses, d_labels.get() + begin,
-                  stream.get());
-  }
-  finish(stream, kForward);
-  d_logits.download(logits.data(), kForward);
-  labels = d_labels.download(kForward);
+  grader_gpu_harness::forward_in_batches(model, images, total, max_batch, logits, labels, kForward);
 }
 
 void lenet_forward_captured(const lab04::FoldedLeNet& net, const Tensor& images, Tensor& logits,
@@ -121,22 +104,9 @@ void lenet_forward_captured(const lab04::FoldedLeNet& net, const Tensor& images,
   const int total = as_int(images.dim(0), "N");
 
   release_timing_pipeline();
-  Stream stream;
   lab07::FastLeNet model(net, total);
   CUDA_CHECK(cudaDeviceSynchronize());  // the constructor's uploads are done before the capture starts
-  const auto d_images = upload(images);
-  GuardedOutput<float> d_logits(logits.numel());
-  GuardedOutput<int> d_labels(static_cast<std::size_t>(total));
-  grader_gpu_harness::capture_and_replay(
-      stream, [&](cudaStream_t s) { model.forward(d_images.get(), total, d_logits.get(), d_labels.get(), s); },
-      [&](cudaStream_t s) {  // outputs only, not the guards
-        cudaError_t status = cudaMemsetAsync(d_logits.get(), 0xFF, d_logits.bytes(), s);
-        if (status == cudaSuccess) status = cudaMemsetAsync(d_labels.get(), 0xFF, d_labels.bytes(), s);
-        return status;
-      },
-      kForward);
-  d_logits.download(logits.data(), kForward);
-  labels = d_labels.download(kForward);
+  grader_gpu_harness::forward_captured(model, images, total, logits, labels, kForward);
 }
 
 void call_lenet_with_arguments(const lab04::FoldedLeNet& net, int max_batch, int n, const std::string& null_argument) {

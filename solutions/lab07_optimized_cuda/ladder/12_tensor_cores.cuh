@@ -20,6 +20,7 @@
 #include "course/error.hpp"
 #include "course/lenet.hpp"
 #include "ladder.hpp"
+#include "rung_support.hpp"
 
 namespace {
 
@@ -59,16 +60,7 @@ class TensorCoreLeNet : public ladder::Rung {
  public:
   void prepare(const lab04::FoldedLeNet& net, int max_batch) override {
     if (max_batch < 1) throw course::Error("rung 12: max_batch must be >= 1, got " + std::to_string(max_batch));
-    net.conv1_weight.expect_shape({ln::kConv1Out, 1, ln::kKernel, ln::kKernel}, "conv1_weight");
-    net.conv1_bias.expect_shape({ln::kConv1Out}, "conv1_bias");
-    net.conv2_weight.expect_shape({ln::kConv2Out, ln::kConv1Out, ln::kKernel, ln::kKernel}, "conv2_weight");
-    net.conv2_bias.expect_shape({ln::kConv2Out}, "conv2_bias");
-    net.fc1_weight.expect_shape({ln::kFc1Out, ln::kFlat}, "fc1_weight");
-    net.fc1_bias.expect_shape({ln::kFc1Out}, "fc1_bias");
-    net.fc2_weight.expect_shape({ln::kFc2Out, ln::kFc1Out}, "fc2_weight");
-    net.fc2_bias.expect_shape({ln::kFc2Out}, "fc2_bias");
-    net.fc3_weight.expect_shape({ln::kNumClasses, ln::kFc2Out}, "fc3_weight");
-    net.fc3_bias.expect_shape({ln::kNumClasses}, "fc3_bias");
+    ladder::support::DeviceWeights::check_shapes(net);
 
     // conv1: k = 2j + e, pair j = 3r + u covers taps (r, 2u) and (r, 2u + 1); tap s = 5 and pair 15
     // are padding. n = output channel (6 of 8).

@@ -176,15 +176,6 @@ std::vector<Pipeline> available_pipelines() {
 // Data: both test splits, their weights, their golden logits
 // ---------------------------------------------------------------------------------------------
 
-lab04::FoldedLeNet fold(const ln::Weights& w) {
-  const auto conv = [&w](const std::string& c, const std::string& bn) {
-    return golden::lab04_fold_batchnorm(w.at(c + ".weight"), w.at(c + ".bias"), w.at(bn + ".weight"), w.at(bn + ".bias"),
-                                        w.at(bn + ".running_mean"), w.at(bn + ".running_var"), w.bn_epsilon);
-  };
-  const golden::Lab04FoldedConv c1 = conv("conv1", "bn1"), c2 = conv("conv2", "bn2");
-  return {c1.weight,        c1.bias,          c2.weight,          c2.bias,          w.at("fc1.weight"),
-          w.at("fc1.bias"), w.at("fc2.weight"), w.at("fc2.bias"), w.at("fc3.weight"), w.at("fc3.bias")};
-}
 
 /// golden::lenet_forward over all cores (it handles one image at a time, so slices are independent).
 course::Tensor golden_logits(const ln::Weights& weights, const course::Tensor& images) {
@@ -224,7 +215,7 @@ Split load_split(const std::string& name, const course::DatasetFiles& files, con
   Split s;
   s.name = name;
   s.weights = ln::load_weights(std::string(COURSE_DATA_DIR) + "/weights/" + weights_file);
-  s.net = fold(s.weights);
+  s.net = golden::lab04_fold_lenet(s.weights);
   s.data = course::load_dataset(files.test_images, files.test_labels, name);
   s.pixels = course::read_idx(files.test_images).values;
   if (with_golden) {
