@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <exception>
 #include <functional>
 #include <string>
@@ -103,9 +104,55 @@ class GuardedOutput {
   course::DeviceBuffer<T> buffer_;
 };
 
-/// Device copy of a host tensor; cudaMemcpy is synchronous, so it is complete when the student's
-/// kernels start.
-inline course::DeviceBuffer<float> upload(const course::Tensor& t) { return course::DeviceBuffer<float>(t.values()); }
+// Every input gets a guard zone too: four images' worth of NaN after its end. A kernel that reads
+// past its input (an index computed for a larger batch, a missing bounds check on a load) does not
+// crash and, inside one allocation, is invisible to compute-sanitizer -- but it reads NaN, which
+// spreads into the outputs the tests check. After the call the input and its guard must be
+// unchanged: inputs are const, and a pipeline that scribbles on them is wrong even when its own
+// outputs happen to be right.
+// Under compute-sanitizer (the grader's sanitizer runs set COURSE_UNDER_SANITIZER) the input is
+// allocated without its guard, so that memcheck sees a read past its end as an error.
+constexpr std::size_t kInputGuard = 4 * 28 * 28;
+
+inline std::size_t input_guard() {
+  static const std::size_t guard = std::getenv("COURSE_UNDER_SANITIZER") != nullptr ? 0 : kInputGuard;
+  return guard;
+}
+
+/// A device copy of a host tensor followed by input_guard() NaNs; cudaMemcpy is synchronous, so it
+/// is complete when the student's kernels start.
+class GuardedInput {
+ public:
+  explicit GuardedInput(const course::Tensor& t) : host_(t.values()), buffer_(t.numel() + input_guard()) {
+    buffer_.fill_bytes(0xFF);
+    if (!host_.empty()) CUDA_CHECK(cudaMemcpy(buffer_.get(), host_.data(), host_.size() * sizeof(float), cudaMemcpyHostToDevice));
+  }
+  const float* get() const { return buffer_.get(); }
+
+  /// Throws course::Error if `function` changed the input or wrote into the guard after it.
+  void check_unchanged(const std::string& function) const {
+    std::vector<float> now(host_.size() + input_guard());
+    buffer_.download(now.data(), now.size());
+    const auto* was = reinterpret_cast<const unsigned char*>(host_.data());
+    const auto* is = reinterpret_cast<const unsigned char*>(now.data());
+    for (std::size_t j = 0; j < now.size() * sizeof(float); ++j) {
+      const unsigned char expected = j < host_.size() * sizeof(float) ? was[j] : 0xFF;
+      if (is[j] == expected) continue;
+      const std::size_t element = j / sizeof(float);
+      throw course::Error(element < host_.size()
+                              ? function + " changed its input: element " + std::to_string(element) + " of " +
+                                    std::to_string(host_.size()) + " (inputs are const: write only to the outputs)"
+                              : function + " wrote past the end of its input: element " + std::to_string(element) +
+                                    " of an input of " + std::to_string(host_.size()) + " elements");
+    }
+  }
+
+ private:
+  std::vector<float> host_;
+  course::DeviceBuffer<float> buffer_;
+};
+
+inline GuardedInput upload(const course::Tensor& t) { return GuardedInput(t); }
 
 /// A LeNet pipeline's forward() (lab06::NaiveLeNet, lab07::FastLeNet), already built for
 /// max_batch images, on all `images` [total,1,28,28] in consecutive batches of max_batch, the last
@@ -128,6 +175,7 @@ void forward_in_batches(Pipeline& model, const course::Tensor& images, int total
                   d_labels.get() + begin, stream.get());
   }
   finish(stream, function);
+  d_images.check_unchanged(function);
   d_logits.download(logits.data(), function);
   labels = d_labels.download(function);
 }
@@ -202,6 +250,7 @@ void forward_captured(Pipeline& model, const course::Tensor& images, int total, 
         return status;
       },
       function);
+  d_images.check_unchanged(function);
   d_logits.download(logits.data(), function);
   labels = d_labels.download(function);
 }

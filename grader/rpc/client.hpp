@@ -37,6 +37,12 @@ class ReferenceWorkerScope {
  private:
   bool previous_;
 };
+/// Stops the student's and the reference's workers (each ends with its sandbox: in the bwrap and
+/// unshare modes the kernel tears the PID namespace down, every process in it included, before
+/// the wait for the worker returns). The next call starts a fresh one. The speed gate calls this
+/// between its blocks, so that no process of one side holds the GPU while the other is timed.
+void stop_workers();
+
 /// Whether the reference worker exists (it is built with the solutions variant, or found via
 /// COURSE_REFERENCE_WORKER_DIR); `why` says what is missing.
 bool reference_worker_available(std::string* why = nullptr);

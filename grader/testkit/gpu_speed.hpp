@@ -1,23 +1,30 @@
 // The speed gate of the GPU labs, on the trusted side: the student's pipeline against the
-// reference solution's, in the same run, on the same GPU.
+// reference solution's, in the same run, on the same GPU, timed on THIS process's clock.
 //
-// Each side runs in its own worker: the student's, and the reference solution's of the same lab
-// (grader/rpc/client.hpp, ReferenceWorkerScope). The lab's harness does the timing inside each
-// worker -- CUDA events around the pipeline's call on the harness's stream, the L2 cache flushed
-// and the next input set selected before it, the whole device synchronised after it -- and
-// returns the GPU time. This side
-//   * alternates reference and candidate (course::speed::compare: A B B A rounds, medians, a 95%
-//     confidence interval of the speed-up, a decision on the interval);
-//   * measures its own wall clock around every call, and fails a candidate whose calls take much
-//     longer than the GPU time it reports, compared with the reference's calls of the same size
-//     (work on a stream the events cannot see, or work after the stop event, shows up here);
-//   * re-checks the candidate's outputs after timing against the golden reference;
-//   * flags a time faster than the GPU can do the work (course::speed::check_plausible);
-//   * reports course-metric lines (speed-up, its interval, the time) for the leaderboard, under
-//     the gate's MetricNames (the standard names unless the lab names them otherwise).
+// Nothing the worker reports decides. The protocol (grader/README.md, "Speed"):
+//   * Rounds on inputs nobody can predict. Every timed round sends a fresh random nonce; the
+//     harness makes that round's R input batches from it on the GPU (real images chosen by the
+//     nonce, plus nonce-seeded noise), calls forward() R times, synchronises the whole device and
+//     returns every output (grader/labs/gpu_timing_session.hpp). This side times the round from
+//     the request sent to the last byte of the reply: work hidden on another stream, work left
+//     for later, a patched clock, a cache keyed on pointers or pixels -- none of it can make a
+//     round shorter than the work whose outputs it returns.
+//   * Every output checked. The student's rounds use the same nonces as the reference's first
+//     block, and every logit of every call is compared with the reference's (and every label,
+//     where the pipeline returns labels).
+//   * The GPU to one side at a time. Each side is timed in a block of its own, in a fresh worker,
+//     with every other worker stopped first (their PID namespaces torn down: no student process
+//     holds a CUDA context while the reference is timed, and the reverse): reference, student,
+//     reference. The two reference blocks must agree within 15% (the calibration): otherwise the
+//     GPU was not ours alone, the gate says so and times again, and never passes on such a run.
+//   * The fixed cost of a round (making inputs, poisoning, copying and sending outputs) is
+//     measured by "null" rounds of the reference worker, which do all of it but the calls, and
+//     subtracted from both sides' rounds; the per-call time is what is left, divided by R.
+//   * The speed-up is the median of per-round ratios (the student's round i against the mean of
+//     the two reference blocks' round i, which cancels a linear drift) with its 95% interval,
+//     decided as course::speed::decide says; a time faster than the GPU allows is flagged.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -30,16 +37,26 @@
 
 namespace grader {
 
+/// What one round returns: every call's outputs in call order, and the harness's CUDA-event
+/// time of each call (information only).
+struct RoundOutputs {
+  course::Tensor logits;        ///< [R*N, classes]
+  std::vector<int> labels;      ///< [R*N]; -1 where the pipeline returns no labels
+  std::vector<double> event_ms; ///< [R]
+};
+
 struct PipelineTimer {
-  std::function<void()> prepare;    ///< once per worker, untimed: build the pipeline, upload the inputs
+  /// Once per fresh worker, untimed: build the pipeline, upload the pool of real images.
+  std::function<void()> prepare;
   /// Optional: what to prepare in the REFERENCE worker instead of `prepare`, when the reference
   /// side is another pipeline than the candidate's (lab 07 times the student's pipeline against
   /// the lab 06 naive one, which exists only in the reference worker). Empty: `prepare` there too.
   std::function<void()> reference_prepare;
-  std::function<double(int)> run;   ///< one timed run on input set i: the harness's GPU time in ms
-  /// After timing, on the candidate only: throws course::Error (or fails CHECKs) unless the outputs
-  /// of the last run, on input set i, are right.
-  std::function<void(int)> recheck;
+  /// One round in the current worker: `run` false is the null round (no pipeline calls).
+  std::function<RoundOutputs(std::uint64_t nonce, bool run)> round;
+  int forwards_per_round = 4;   ///< R, as prepared
+  bool returns_labels = true;   ///< false: only the logits are compared (lab 05)
+  double logit_tolerance = 1e-3;  ///< |student - reference| allowed per logit (absolute)
 };
 
 /// The names of a gate's `course-metric` lines. The defaults are the leaderboard's; a lab with a
@@ -61,30 +78,23 @@ struct MetricNames {
 struct SpeedGate {
   std::string what;                     ///< "LeNet, 10,000 images"
   course::speed::Requirement requirement;
-  int input_sets = 3;
-  course::speed::Work work;             ///< for the plausibility bound
-  course::speed::ScheduleOptions schedule;
+  course::speed::Work work;             ///< of ONE pipeline call, for the plausibility bound
+  int rounds = 9;                       ///< timed rounds per block
+  int warmup_rounds = 2;                ///< per block, untimed
+  double max_calibration_drift = 0.15;  ///< the two reference blocks may differ this much
+  int attempts = 2;                     ///< timings tried before a drifting GPU fails the gate
   MetricNames metrics;                  ///< the names of its course-metric lines
 };
 
-/// The speed gates' input sets: a test split rotated by `by` images (every set holds real images,
-/// and its golden labels are the split's golden labels rotated the same way).
-inline course::Tensor rotated_images(const course::Tensor& images, std::int64_t by) {
-  course::Tensor out(images.shape());
-  const std::size_t per_image = images.numel() / static_cast<std::size_t>(images.dim(0));
-  const auto shift = static_cast<std::ptrdiff_t>(static_cast<std::size_t>(by) * per_image);
-  std::rotate_copy(images.values().begin(), images.values().begin() + shift, images.values().end(),
-                   out.values().begin());
-  return out;
-}
-inline std::vector<int> rotated_labels(const std::vector<int>& labels, std::int64_t by) {
-  std::vector<int> out(labels.size());
-  std::rotate_copy(labels.begin(), labels.begin() + static_cast<std::ptrdiff_t>(by), labels.end(), out.begin());
-  return out;
-}
-
 /// Runs the comparison and CHECKs its outcome. Without a reference worker (a handout without
-/// solutions/) the speed is measured and reported, not judged, and a warning says so.
+/// solutions/) the speed is reported as not judged, with a warning -- except in official grading
+/// (COURSE_HIDDEN_DIR set), where a requirement that cannot be judged fails.
 void check_speed(const SpeedGate& gate, const PipelineTimer& timer);
+
+/// The first difference between a student's round and the reference's for the same nonce, or ""
+/// when every logit is within `tolerance` and (with `labels`) every label agrees wherever the
+/// reference's two highest logits are more than 2 x tolerance apart. NaN and Inf never match.
+std::string compare_round(const RoundOutputs& student, const RoundOutputs& reference, int images_per_call,
+                          double tolerance, bool labels);
 
 }  // namespace grader

@@ -17,5 +17,4 @@ COURSE_RPC_ENDPOINTS(
     COURSE_RPC_ENDPOINT(lab05_harness::lenet_forward_batched),
     COURSE_RPC_ENDPOINT(lab05_harness::lenet_forward_captured),
     COURSE_RPC_ENDPOINT(lab05_harness::timing_prepare),
-    COURSE_RPC_ENDPOINT(lab05_harness::timing_run),
-    COURSE_RPC_ENDPOINT(lab05_harness::timing_result))
+    COURSE_RPC_ENDPOINT(lab05_harness::timing_round))

@@ -294,24 +294,19 @@ grader_gpu_timing::TimedPipeline<lab05::CudnnLeNet>& timing() {
 
 }  // namespace
 
-void timing_prepare(const lab04::FoldedLeNet& net, const std::vector<Tensor>& image_sets) {
+void timing_prepare(const lab04::FoldedLeNet& net, const Tensor& pool, int forwards) {
   timing().reset();
-  require(!image_sets.empty(), "timing_prepare: no input sets");
-  timing().prepare(std::make_unique<lab05::CudnnLeNet>(net, static_cast<int>(image_sets[0].dim(0))), image_sets, course::lenet::kNumClasses);
+  require(pool.rank() == 4 && pool.dim(0) >= 1, "timing_prepare: the pool must be [N,1,28,28]");
+  timing().prepare(std::make_unique<lab05::CudnnLeNet>(net, static_cast<int>(pool.dim(0))), pool, course::lenet::kNumClasses,
+                   forwards);
 }
 
-double timing_run(int set) {
+void timing_round(std::uint64_t nonce, bool run, Tensor& logits, std::vector<int>& labels, std::vector<double>& event_ms) {
   auto& t = timing();
-  return t.session().run(set, [&](const float* images, int n, float* logits, int*, cudaStream_t stream) { t.pipeline().forward(images, n, logits, stream); }, "lab05::CudnnLeNet::forward");
-}
-
-void timing_result(Tensor& logits, std::vector<int>& labels) {
-  timing().session().result(logits, labels);
-  const auto classes = static_cast<std::size_t>(logits.dim(1));
-  for (std::size_t i = 0; i < labels.size(); ++i) {
-    const float* row = logits.data() + i * classes;
-    labels[i] = static_cast<int>(std::max_element(row, row + classes) - row);
-  }
+  t.session().round(
+      nonce, run,
+      [&](const float* images, int n, float* out, int*, cudaStream_t stream) { t.pipeline().forward(images, n, out, stream); },
+      "lab05::CudnnLeNet::forward", logits, labels, event_ms);
 }
 
 }  // namespace lab05_harness

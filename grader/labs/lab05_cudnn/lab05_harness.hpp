@@ -82,12 +82,15 @@ void lenet_forward_batched(const lab04::FoldedLeNet& net, const course::Tensor& 
                            bool fused, course::Tensor& logits);
 
 /// The speed gate (grader/testkit/gpu_speed.hpp, grader/labs/gpu_timing_session.hpp): builds one
-/// lab05::CudnnLeNet (fused) for batches of the sets' size and uploads the input sets.
-void timing_prepare(const lab04::FoldedLeNet& net, const std::vector<course::Tensor>& image_sets);
-/// One timed CudnnLeNet::forward on input set `set` (all its images in one call); GPU milliseconds.
-double timing_run(int set);
-/// The logits of the last timed run (labels: their row maxima, computed here on the host).
-void timing_result(course::Tensor& logits, std::vector<int>& labels);
+/// lab05::CudnnLeNet (fused) for batches of the pool's size and uploads the pool of real images
+/// the rounds are made from.
+void timing_prepare(const lab04::FoldedLeNet& net, const course::Tensor& pool, int forwards);
+/// One round of the speed gate (grader/labs/gpu_timing_session.hpp): R = `forwards` calls of the
+/// prepared pipeline on R batches made on the GPU from `nonce` (`run` false: the same round
+/// without the calls, its fixed cost). Every call's logits [R*N,10] and labels [R*N] (lab 05's forward() has no labels: -1) come back;
+/// event_ms: the harness's CUDA-event time of each call (information only, never a verdict).
+void timing_round(std::uint64_t nonce, bool run, course::Tensor& logits, std::vector<int>& labels,
+                  std::vector<double>& event_ms);
 
 /// One ordinary CudnnLeNet::forward on all images (the algorithm search and the libraries' lazy
 /// set-up happen there), then a second one recorded into a CUDA graph (global capture mode) and

@@ -55,14 +55,13 @@ void lenet_forward_batched(const lab04::FoldedLeNet& net, const course::Tensor& 
   COURSE_RPC_FORWARD(lab05_harness::lenet_forward_batched, net, images, max_batch, batch, fused, logits);
 }
 
-void timing_prepare(const lab04::FoldedLeNet& net, const std::vector<course::Tensor>& image_sets) {
-  COURSE_RPC_FORWARD(lab05_harness::timing_prepare, net, image_sets);
+void timing_prepare(const lab04::FoldedLeNet& net, const course::Tensor& pool, int forwards) {
+  COURSE_RPC_FORWARD(lab05_harness::timing_prepare, net, pool, forwards);
 }
 
-double timing_run(int set) { return COURSE_RPC_FORWARD(lab05_harness::timing_run, set); }
-
-void timing_result(course::Tensor& logits, std::vector<int>& labels) {
-  COURSE_RPC_FORWARD(lab05_harness::timing_result, logits, labels);
+void timing_round(std::uint64_t nonce, bool run, course::Tensor& logits, std::vector<int>& labels,
+                  std::vector<double>& event_ms) {
+  COURSE_RPC_FORWARD(lab05_harness::timing_round, nonce, run, logits, labels, event_ms);
 }
 
 void lenet_forward_captured(const lab04::FoldedLeNet& net, const course::Tensor& images, course::Tensor& logits) {

@@ -14,5 +14,4 @@ COURSE_RPC_ENDPOINTS(
     COURSE_RPC_ENDPOINT(lab06_harness::call_with_arguments),
     COURSE_RPC_ENDPOINT(lab06_harness::call_lenet_with_arguments),
     COURSE_RPC_ENDPOINT(lab06_harness::timing_prepare),
-    COURSE_RPC_ENDPOINT(lab06_harness::timing_run),
-    COURSE_RPC_ENDPOINT(lab06_harness::timing_result))
+    COURSE_RPC_ENDPOINT(lab06_harness::timing_round))

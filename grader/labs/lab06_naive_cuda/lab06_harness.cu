@@ -63,6 +63,7 @@ void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, int pad, 
                         as_int(x.dim(2), "H"), as_int(x.dim(3), "W"), as_int(w.dim(0), "K"), as_int(w.dim(2), "R"),
                         as_int(w.dim(3), "S"), pad, stream.get());
   finish(stream, "lab06::conv2d_forward");
+  for (const auto* input : {&d_x, &d_w, &d_b}) input->check_unchanged("lab06::conv2d_forward");
   d_out.download(out.data(), "lab06::conv2d_forward");
 }
 
@@ -87,6 +88,7 @@ void max_pool2d(const Tensor& x, int window, int stride, Tensor& out) {
   lab06::max_pool2d(d_x.get(), d_out.get(), as_int(x.dim(0), "N"), as_int(x.dim(1), "C"), as_int(x.dim(2), "H"),
                     as_int(x.dim(3), "W"), window, stride, stream.get());
   finish(stream, "lab06::max_pool2d");
+  d_x.check_unchanged("lab06::max_pool2d");
   d_out.download(out.data(), "lab06::max_pool2d");
 }
 
@@ -103,6 +105,7 @@ void linear_forward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& o
   lab06::linear_forward(d_x.get(), d_w.get(), d_b.get(), d_out.get(), as_int(x.dim(0), "N"),
                         as_int(x.dim(1), "in_features"), as_int(w.dim(0), "out_features"), stream.get());
   finish(stream, "lab06::linear_forward");
+  for (const auto* input : {&d_x, &d_w, &d_b}) input->check_unchanged("lab06::linear_forward");
   d_out.download(out.data(), "lab06::linear_forward");
 }
 
@@ -114,6 +117,7 @@ std::vector<int> argmax_rows(const Tensor& logits) {
   lab06::argmax_rows(d_logits.get(), d_labels.get(), as_int(logits.dim(0), "N"), as_int(logits.dim(1), "classes"),
                      stream.get());
   finish(stream, "lab06::argmax_rows");
+  d_logits.check_unchanged("lab06::argmax_rows");
   return d_labels.download("lab06::argmax_rows");
 }
 
@@ -214,19 +218,21 @@ grader_gpu_timing::TimedPipeline<lab06::NaiveLeNet>& timing() {
 
 }  // namespace
 
-void timing_prepare(const lab04::FoldedLeNet& net, const std::vector<Tensor>& image_sets) {
+void timing_prepare(const lab04::FoldedLeNet& net, const Tensor& pool, int forwards) {
   timing().reset();
-  require(!image_sets.empty(), "timing_prepare: no input sets");
-  timing().prepare(std::make_unique<lab06::NaiveLeNet>(net, as_int(image_sets[0].dim(0), "N")), image_sets, course::lenet::kNumClasses);
+  require(pool.rank() == 4 && pool.dim(0) >= 1, "timing_prepare: the pool must be [N,1,28,28]");
+  timing().prepare(std::make_unique<lab06::NaiveLeNet>(net, as_int(pool.dim(0), "N")), pool, course::lenet::kNumClasses,
+                   forwards);
 }
 
-double timing_run(int set) {
+void timing_round(std::uint64_t nonce, bool run, Tensor& logits, std::vector<int>& labels, std::vector<double>& event_ms) {
   auto& t = timing();
-  return t.session().run(set, [&](const float* images, int n, float* logits, int* labels, cudaStream_t stream) { t.pipeline().forward(images, n, logits, labels, stream); }, "lab06::NaiveLeNet::forward");
-}
-
-void timing_result(Tensor& logits, std::vector<int>& labels) {
-  timing().session().result(logits, labels);
+  t.session().round(
+      nonce, run,
+      [&](const float* images, int n, float* out, int* out_labels, cudaStream_t stream) {
+        t.pipeline().forward(images, n, out, out_labels, stream);
+      },
+      "lab06::NaiveLeNet::forward", logits, labels, event_ms);
 }
 
 }  // namespace lab06_harness

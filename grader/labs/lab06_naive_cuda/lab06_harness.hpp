@@ -9,6 +9,7 @@
 // worker process (next to the student's code); the tests call it through the proxies.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -63,12 +64,14 @@ void call_with_arguments(const std::string& function, const std::vector<int>& si
 void call_lenet_with_arguments(const lab04::FoldedLeNet& net, int max_batch, int n, const std::string& null_argument);
 
 /// The speed gate (grader/testkit/gpu_speed.hpp, grader/labs/gpu_timing_session.hpp): builds one
-/// lab06::NaiveLeNet for batches of the sets' size and uploads the input sets, kept until the next
-/// timing_prepare.
-void timing_prepare(const lab04::FoldedLeNet& net, const std::vector<course::Tensor>& image_sets);
-/// One timed NaiveLeNet::forward on input set `set` (all its images in one call); GPU milliseconds.
-double timing_run(int set);
-/// The logits and labels of the last timed run.
-void timing_result(course::Tensor& logits, std::vector<int>& labels);
+/// lab06::NaiveLeNet for batches of the pool's size and uploads the pool of real images the rounds
+/// are made from, kept until the next timing_prepare.
+void timing_prepare(const lab04::FoldedLeNet& net, const course::Tensor& pool, int forwards);
+/// One round of the speed gate (grader/labs/gpu_timing_session.hpp): R = `forwards` calls of the
+/// prepared pipeline on R batches made on the GPU from `nonce` (`run` false: the same round
+/// without the calls, its fixed cost). Every call's logits [R*N,10] and labels [R*N] come back;
+/// event_ms: the harness's CUDA-event time of each call (information only, never a verdict).
+void timing_round(std::uint64_t nonce, bool run, course::Tensor& logits, std::vector<int>& labels,
+                  std::vector<double>& event_ms);
 
 }  // namespace lab06_harness

@@ -43,14 +43,13 @@ void call_lenet_with_arguments(const lab04::FoldedLeNet& net, int max_batch, int
   COURSE_RPC_FORWARD(lab06_harness::call_lenet_with_arguments, net, max_batch, n, null_argument);
 }
 
-void timing_prepare(const lab04::FoldedLeNet& net, const std::vector<course::Tensor>& image_sets) {
-  COURSE_RPC_FORWARD(lab06_harness::timing_prepare, net, image_sets);
+void timing_prepare(const lab04::FoldedLeNet& net, const course::Tensor& pool, int forwards) {
+  COURSE_RPC_FORWARD(lab06_harness::timing_prepare, net, pool, forwards);
 }
 
-double timing_run(int set) { return COURSE_RPC_FORWARD(lab06_harness::timing_run, set); }
-
-void timing_result(course::Tensor& logits, std::vector<int>& labels) {
-  COURSE_RPC_FORWARD(lab06_harness::timing_result, logits, labels);
+void timing_round(std::uint64_t nonce, bool run, course::Tensor& logits, std::vector<int>& labels,
+                  std::vector<double>& event_ms) {
+  COURSE_RPC_FORWARD(lab06_harness::timing_round, nonce, run, logits, labels, event_ms);
 }
 
 }  // namespace lab06_harness

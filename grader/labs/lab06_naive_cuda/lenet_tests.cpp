@@ -58,6 +58,13 @@ TEST_CASE("lenet: 37 MNIST images through max_batch 8 (five forward() calls, the
   check_network("mnist", model.weights, model.folded, lab06_tests::image_slice(model.test.images, 0, 37), 8);
 }
 
+TEST_CASE("lenet: 1,200 MNIST images in one batch (max_batch 1,200)") {
+  // The large batch that compute-sanitizer sees too (SANITIZE_TESTS): a kernel whose indexing
+  // goes wrong only past a thousand images or so reads or writes outside its buffers here.
+  const lab06_tests::Model& model = lab06_tests::mnist_model();
+  check_network("mnist", model.weights, model.folded, lab06_tests::image_slice(model.test.images, 500, 1200), 1200);
+}
+
 TEST_CASE("lenet: forward() only enqueues kernels on its stream (recorded and replayed as a CUDA graph)") {
   const lab06_tests::Model& model = lab06_tests::mnist_model();
   const Tensor images = lab06_tests::image_slice(model.test.images, 100, 20);

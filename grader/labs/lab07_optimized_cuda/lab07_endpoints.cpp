@@ -8,5 +8,4 @@ COURSE_RPC_ENDPOINTS(
     COURSE_RPC_ENDPOINT(lab07_harness::lenet_forward_captured),
     COURSE_RPC_ENDPOINT(lab07_harness::call_lenet_with_arguments),
     COURSE_RPC_ENDPOINT(lab07_harness::timing_prepare),
-    COURSE_RPC_ENDPOINT(lab07_harness::timing_run),
-    COURSE_RPC_ENDPOINT(lab07_harness::timing_result))
+    COURSE_RPC_ENDPOINT(lab07_harness::timing_round))

@@ -125,10 +125,10 @@ void call_lenet_with_arguments(const lab04::FoldedLeNet& net, int max_batch, int
   finish(stream, kForward);
 }
 
-void timing_prepare(const lab04::FoldedLeNet& net, const std::vector<Tensor>& image_sets, const std::string& pipeline) {
+void timing_prepare(const lab04::FoldedLeNet& net, const Tensor& pool, const std::string& pipeline, int forwards) {
   release_timing_pipeline();
-  require(!image_sets.empty(), "timing_prepare: no input sets");
-  const int batch = as_int(image_sets[0].dim(0), "N");
+  require(pool.rank() == 4 && pool.dim(0) >= 1, "timing_prepare: the pool must be [N,1,28,28]");
+  const int batch = as_int(pool.dim(0), "N");
   std::unique_ptr<TimedLeNet> timed;
   if (pipeline == "student") {
     timed = std::make_unique<StudentPipeline>(net, batch);
@@ -138,19 +138,17 @@ void timing_prepare(const lab04::FoldedLeNet& net, const std::vector<Tensor>& im
   } else {
     throw course::Error("lab07 harness: timing_prepare: unknown pipeline '" + pipeline + "' (\"student\" or \"naive\")");
   }
-  timing().prepare(std::move(timed), image_sets, course::lenet::kNumClasses);
+  timing().prepare(std::move(timed), pool, course::lenet::kNumClasses, forwards);
 }
 
-double timing_run(int set) {
+void timing_round(std::uint64_t nonce, bool run, Tensor& logits, std::vector<int>& labels, std::vector<double>& event_ms) {
   auto& t = timing();
-  return t.session().run(
-      set,
-      [&](const float* images, int n, float* logits, int* labels, cudaStream_t stream) {
-        t.pipeline().forward(images, n, logits, labels, stream);
+  t.session().round(
+      nonce, run,
+      [&](const float* images, int n, float* out, int* out_labels, cudaStream_t stream) {
+        t.pipeline().forward(images, n, out, out_labels, stream);
       },
-      kForward);
+      kForward, logits, labels, event_ms);
 }
-
-void timing_result(Tensor& logits, std::vector<int>& labels) { timing().session().result(logits, labels); }
 
 }  // namespace lab07_harness

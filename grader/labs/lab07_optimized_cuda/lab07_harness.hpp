@@ -12,6 +12,7 @@
 // first destroys the speed gate's (see timing_prepare).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -42,16 +43,17 @@ void lenet_forward_captured(const lab04::FoldedLeNet& net, const course::Tensor&
 void call_lenet_with_arguments(const lab04::FoldedLeNet& net, int max_batch, int n, const std::string& null_argument);
 
 /// The speed gate (grader/testkit/gpu_speed.hpp, grader/labs/gpu_timing_session.hpp): builds one
-/// pipeline for batches of the sets' size and uploads the input sets, kept until the next
-/// timing_prepare or until another function here builds a FastLeNet. `pipeline` is "student"
-/// (this worker's lab07::FastLeNet) or "naive" (the lab 06 solution's NaiveLeNet, which only the
-/// reference worker contains: anywhere else it throws course::Error).
-void timing_prepare(const lab04::FoldedLeNet& net, const std::vector<course::Tensor>& image_sets,
-                    const std::string& pipeline);
-/// One timed forward() of the prepared pipeline on input set `set` (all its images in one call);
-/// GPU milliseconds.
-double timing_run(int set);
-/// The logits and labels of the last timed run.
-void timing_result(course::Tensor& logits, std::vector<int>& labels);
+/// pipeline for batches of the pool's size and uploads the pool of real images the rounds are made
+/// from, kept until the next timing_prepare or until another function here builds a FastLeNet.
+/// `pipeline` is "student" (this worker's lab07::FastLeNet) or "naive" (the lab 06 solution's
+/// NaiveLeNet, which only the reference worker contains: anywhere else it throws course::Error).
+void timing_prepare(const lab04::FoldedLeNet& net, const course::Tensor& pool, const std::string& pipeline,
+                    int forwards);
+/// One round of the speed gate (grader/labs/gpu_timing_session.hpp): R = `forwards` calls of the
+/// prepared pipeline on R batches made on the GPU from `nonce` (`run` false: the same round
+/// without the calls, its fixed cost). Every call's logits [R*N,10] and labels [R*N] come back;
+/// event_ms: the harness's CUDA-event time of each call (information only, never a verdict).
+void timing_round(std::uint64_t nonce, bool run, course::Tensor& logits, std::vector<int>& labels,
+                  std::vector<double>& event_ms);
 
 }  // namespace lab07_harness

@@ -20,15 +20,14 @@ void call_lenet_with_arguments(const lab04::FoldedLeNet& net, int max_batch, int
   COURSE_RPC_FORWARD(lab07_harness::call_lenet_with_arguments, net, max_batch, n, null_argument);
 }
 
-void timing_prepare(const lab04::FoldedLeNet& net, const std::vector<course::Tensor>& image_sets,
-                    const std::string& pipeline) {
-  COURSE_RPC_FORWARD(lab07_harness::timing_prepare, net, image_sets, pipeline);
+void timing_prepare(const lab04::FoldedLeNet& net, const course::Tensor& pool, const std::string& pipeline,
+                    int forwards) {
+  COURSE_RPC_FORWARD(lab07_harness::timing_prepare, net, pool, pipeline, forwards);
 }
 
-double timing_run(int set) { return COURSE_RPC_FORWARD(lab07_harness::timing_run, set); }
-
-void timing_result(course::Tensor& logits, std::vector<int>& labels) {
-  COURSE_RPC_FORWARD(lab07_harness::timing_result, logits, labels);
+void timing_round(std::uint64_t nonce, bool run, course::Tensor& logits, std::vector<int>& labels,
+                  std::vector<double>& event_ms) {
+  COURSE_RPC_FORWARD(lab07_harness::timing_round, nonce, run, logits, labels, event_ms);
 }
 
 }  // namespace lab07_harness
