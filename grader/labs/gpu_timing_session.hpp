@@ -10,7 +10,9 @@
 //     poison every output (NaN logits, -1 labels) and flush the L2 cache
 //     call the pipeline R times, one batch each, on the harness's stream
 //     synchronise the WHOLE device (work hidden on another stream is waited for)
-//     copy every output back; the reply carries all of them
+//     copy every output into the memory region shared with the test program (a sealed memfd,
+//     kWorkerSharedFd in grader/rpc/frames.hpp, pinned here so the copy runs at full speed);
+//     the test program stops its clock once it has copied them out
 //   a "null" round does all of the above except calling the pipeline: the fixed cost of a round,
 //   which the test program measures in the reference worker and subtracts for both sides.
 //
@@ -19,6 +21,7 @@
 #pragma once
 
 #include <cuda_runtime_api.h>
+#include <sys/mman.h>
 
 #include <cstdint>
 #include <functional>
@@ -29,6 +32,7 @@
 #include "course/device_buffer.hpp"
 #include "course/error.hpp"
 #include "course/tensor.hpp"
+#include "rpc/frames.hpp"
 
 namespace grader_gpu_timing {
 
@@ -70,6 +74,17 @@ __global__ void make_round_inputs(const float* pool, std::int64_t pool_images, f
 
 }  // namespace
 
+/// The region shared with the test program, mapped once (read-write) in this worker.
+inline unsigned char* shared_region() {
+  static unsigned char* region = [] {
+    void* map = ::mmap(nullptr, grader::rpc::kSharedRegionBytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+                       grader::rpc::kWorkerSharedFd, 0);
+    if (map == MAP_FAILED) throw course::Error("timing: the region shared with the test program cannot be mapped");
+    return static_cast<unsigned char*>(map);
+  }();
+  return region;
+}
+
 class Session {
  public:
   /// `pool`: the real images [N,1,28,28] the rounds are made from; every batch has N images.
@@ -89,10 +104,17 @@ class Session {
     check(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device), "cudaDeviceGetAttribute");
     flush_ = course::DeviceBuffer<char>(static_cast<std::size_t>(l2_bytes > 0 ? 2 * l2_bytes : 64 << 20));
     check(cudaStreamCreate(&stream_), "cudaStreamCreate");
+    output_bytes_ = logits_.size() * sizeof(float) + labels_.size() * sizeof(int);
+    if (output_bytes_ > grader::rpc::kSharedRegionBytes) throw course::Error("timing: a round's outputs do not fit the shared region");
+    // Pinned, so that the copies out of the GPU run at full speed; if the driver refuses, they
+    // still work from pageable memory (slower, the same for both sides).
+    pinned_ = cudaHostRegister(shared_region(), (output_bytes_ + 4095) / 4096 * 4096, cudaHostRegisterDefault) == cudaSuccess;
+    cudaGetLastError();
     events_.resize(2 * batches);
     for (cudaEvent_t& e : events_) check(cudaEventCreate(&e), "cudaEventCreate");
   }
   ~Session() {
+    if (pinned_) cudaHostUnregister(shared_region());
     for (cudaEvent_t e : events_) cudaEventDestroy(e);
     cudaStreamDestroy(stream_);
   }
@@ -100,10 +122,10 @@ class Session {
   Session& operator=(const Session&) = delete;
 
   /// One round (see the top of this file). `run` false: the null round, without the pipeline.
-  /// logits [R*N, classes] and labels [R*N] of every call come back in call order; event_ms holds
-  /// the harness's CUDA-event time of each call (information only).
-  void round(std::uint64_t nonce, bool run, const Launch& launch, const std::string& function, course::Tensor& logits,
-             std::vector<int>& labels, std::vector<double>& event_ms) {
+  /// Leaves logits [R*N, classes] and then labels [R*N] of every call, in call order, at the start
+  /// of the shared region; event_ms: the harness's CUDA-event time of each call (information only).
+  void round(std::uint64_t nonce, bool run, const Launch& launch, const std::string& function,
+             std::vector<double>& event_ms) {
     const std::int64_t total = forwards_ * images_;
     make_round_inputs<<<1024, 256, 0, stream_>>>(pool_.get(), images_, inputs_.get(), total, nonce);
     check(cudaGetLastError(), "timing: making the round's inputs");
@@ -121,10 +143,10 @@ class Session {
     }
     check(cudaDeviceSynchronize(), function + " (while the timed round executed)");
     check(cudaGetLastError(), function);
-    logits = course::Tensor(course::Shape{total, classes_});
-    check(cudaMemcpy(logits.data(), logits_.get(), logits.bytes(), cudaMemcpyDeviceToHost), "cudaMemcpy");
-    labels.assign(static_cast<std::size_t>(total), -1);
-    check(cudaMemcpy(labels.data(), labels_.get(), labels.size() * sizeof(int), cudaMemcpyDeviceToHost), "cudaMemcpy");
+    unsigned char* out = shared_region();
+    const std::size_t logit_bytes = logits_.size() * sizeof(float);
+    check(cudaMemcpy(out, logits_.get(), logit_bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
+    check(cudaMemcpy(out + logit_bytes, labels_.get(), labels_.size() * sizeof(int), cudaMemcpyDeviceToHost), "cudaMemcpy");
     event_ms.assign(static_cast<std::size_t>(forwards_), 0.0);
     for (int r = 0; r < forwards_; ++r) {
       float ms = 0;
@@ -150,6 +172,8 @@ class Session {
   course::DeviceBuffer<char> flush_;
   cudaStream_t stream_ = nullptr;
   std::vector<cudaEvent_t> events_;
+  std::size_t output_bytes_ = 0;
+  bool pinned_ = false;
 };
 
 /// What a lab's harness keeps between the speed gate's calls: the pipeline (built by

@@ -2,6 +2,7 @@
 // requests, waits for replies with a time limit, and turns every way a worker can fail into a
 // WorkerFailure that names the function -- the test case fails, the test program carries on.
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -141,9 +142,18 @@ class OutputTap {
 class Worker {
  public:
   Worker(std::string path, std::string label) : path_(std::move(path)), label_(std::move(label)) {}
-  ~Worker() { stop(false); }
+  ~Worker() {
+    stop(false);
+    close_shared_region();
+  }
   const std::string& path() const { return path_; }
   std::string recent_output() { return tap_.recent(); }
+
+  /// Copies `bytes` from the start of the region shared with the running worker.
+  void read_shared(void* out, std::size_t bytes) const {
+    if (shared_map_ == nullptr || bytes > kSharedRegionBytes) throw WorkerFailure("no shared region of that size with the worker");
+    std::memcpy(out, shared_map_, bytes);
+  }
 
   /// Closes the channel and waits for the worker to end (at most `grace`); its wait status, or -1.
   int finish(std::chrono::milliseconds grace) { return pid_ > 0 ? reap(grace) : -1; }
@@ -226,6 +236,7 @@ class Worker {
     // system calls (best effort; the default 64 KiB works too, only slower).
     ::fcntl(reply[1], F_SETPIPE_SZ, 1 << 20);
     const int worker_fd = plan.worker_via_fd ? ::open(worker.c_str(), O_RDONLY | O_CLOEXEC) : -1;
+    open_shared_region();
 
     std::vector<std::string> argv = plan.prefix;
     for (std::string& a : argv)
@@ -286,8 +297,11 @@ class Worker {
       }
       ::dup2(in, kWorkerRequestFd);
       ::dup2(out, kWorkerReplyFd);
+      const int shared = ::fcntl(shared_fd_, F_DUPFD, 10);
       if (bin >= 0) ::dup2(bin, 5);
-      ::close_range(bin >= 0 ? 6 : 5, ~0U, 0);
+      ::dup2(shared, kWorkerSharedFd);
+      ::close_range(kWorkerSharedFd + 1, ~0U, 0);
+      if (bin < 0) ::close(5);
       const rlimit no_core{0, 0};
       ::setrlimit(RLIMIT_CORE, &no_core);
       const rlimit fsize{64ull << 20, 64ull << 20};
@@ -311,6 +325,25 @@ class Worker {
     pid_ = pid;
     request_fd_ = request[1];
     reply_fd_ = reply[0];
+  }
+
+  // A fresh sealed memfd per worker (its size can no longer change, so the worker cannot make this
+  // side's mapping fault), mapped here read-only.
+  void open_shared_region() {
+    close_shared_region();
+    shared_fd_ = ::memfd_create("course-shared", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (shared_fd_ < 0 || ::ftruncate(shared_fd_, static_cast<off_t>(kSharedRegionBytes)) != 0 ||
+        ::fcntl(shared_fd_, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
+      throw WorkerFailure(std::string("cannot create the region shared with the worker: ") + std::strerror(errno));
+    void* map = ::mmap(nullptr, kSharedRegionBytes, PROT_READ, MAP_SHARED, shared_fd_, 0);
+    if (map == MAP_FAILED) throw WorkerFailure(std::string("cannot map the region shared with the worker: ") + std::strerror(errno));
+    shared_map_ = static_cast<const unsigned char*>(map);
+  }
+  void close_shared_region() {
+    if (shared_map_ != nullptr) ::munmap(const_cast<unsigned char*>(shared_map_), kSharedRegionBytes);
+    if (shared_fd_ >= 0) ::close(shared_fd_);
+    shared_map_ = nullptr;
+    shared_fd_ = -1;
   }
 
   // The worker is gone (or going) without a proper reply: say how it ended.
@@ -373,6 +406,8 @@ class Worker {
   int reply_fd_ = -1;
   int crashes_ = 0;
   std::string poisoned_;
+  int shared_fd_ = -1;
+  const unsigned char* shared_map_ = nullptr;
 };
 
 Worker& student_worker() {
@@ -430,6 +465,8 @@ std::string call_worker(const std::string& function, const std::string& request)
 
 ReferenceWorkerScope::ReferenceWorkerScope() : previous_(g_use_reference) { g_use_reference = true; }
 ReferenceWorkerScope::~ReferenceWorkerScope() { g_use_reference = previous_; }
+
+void read_shared_region(void* out, std::size_t bytes) { active_worker().read_shared(out, bytes); }
 
 void stop_workers() {
   student_worker().finish(std::chrono::seconds(5));

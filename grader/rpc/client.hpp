@@ -37,6 +37,11 @@ class ReferenceWorkerScope {
  private:
   bool previous_;
 };
+/// Copies the first `bytes` of the memory region shared with the active worker (see
+/// kWorkerSharedFd in frames.hpp) into `out`. The worker can write there at any time: copy first,
+/// then check the copy.
+void read_shared_region(void* out, std::size_t bytes);
+
 /// Stops the student's and the reference's workers (each ends with its sandbox: in the bwrap and
 /// unshare modes the kernel tears the PID namespace down, every process in it included, before
 /// the wait for the worker returns). The next call starts a fresh one. The speed gate calls this

@@ -13,6 +13,12 @@ namespace grader::rpc {
 /// Descriptors the worker finds its channel on (set up by the test program before exec).
 constexpr int kWorkerRequestFd = 3;
 constexpr int kWorkerReplyFd = 4;
+/// A memory region the test program shares with the worker (a sealed memfd, mapped by both): the
+/// speed gate's bulk outputs go there instead of through the channel, so a timed round costs
+/// little more than its work. The worker may write to it at any time; the test program copies
+/// what it needs out of it first, and trusts nothing it has not checked.
+constexpr int kWorkerSharedFd = 6;
+constexpr std::size_t kSharedRegionBytes = std::size_t{32} << 20;
 
 /// Largest frame either side accepts: the biggest real call (10,000 Fashion-MNIST images and
 /// their logits) is ~32 MB.

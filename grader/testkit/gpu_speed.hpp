@@ -5,10 +5,11 @@
 //   * Rounds on inputs nobody can predict. Every timed round sends a fresh random nonce; the
 //     harness makes that round's R input batches from it on the GPU (real images chosen by the
 //     nonce, plus nonce-seeded noise), calls forward() R times, synchronises the whole device and
-//     returns every output (grader/labs/gpu_timing_session.hpp). This side times the round from
-//     the request sent to the last byte of the reply: work hidden on another stream, work left
-//     for later, a patched clock, a cache keyed on pointers or pixels -- none of it can make a
-//     round shorter than the work whose outputs it returns.
+//     leaves every output in a memory region shared with this process (grader/labs/
+//     gpu_timing_session.hpp). This side times the round from the request sent until it has the
+//     reply and its own copy of every output: work hidden on another stream, work left for later,
+//     a patched clock, a cache keyed on pointers or pixels -- none of it can make a round shorter
+//     than the work whose outputs it returns.
 //   * Every output checked. The student's rounds use the same nonces as the reference's first
 //     block, and every logit of every call is compared with the reference's (and every label,
 //     where the pipeline returns labels).
@@ -37,8 +38,8 @@
 
 namespace grader {
 
-/// What one round returns: every call's outputs in call order, and the harness's CUDA-event
-/// time of each call (information only).
+/// What one round produced: every call's outputs in call order (this process's copy), and the
+/// harness's CUDA-event time of each call (information only).
 struct RoundOutputs {
   course::Tensor logits;        ///< [R*N, classes]
   std::vector<int> labels;      ///< [R*N]; -1 where the pipeline returns no labels
@@ -52,9 +53,12 @@ struct PipelineTimer {
   /// side is another pipeline than the candidate's (lab 07 times the student's pipeline against
   /// the lab 06 naive one, which exists only in the reference worker). Empty: `prepare` there too.
   std::function<void()> reference_prepare;
-  /// One round in the current worker: `run` false is the null round (no pipeline calls).
-  std::function<RoundOutputs(std::uint64_t nonce, bool run)> round;
+  /// One round in the current worker (`run` false: the null round, no pipeline calls); returns the
+  /// harness's event times. The outputs are left in the region shared with the worker.
+  std::function<std::vector<double>(std::uint64_t nonce, bool run)> round;
   int forwards_per_round = 4;   ///< R, as prepared
+  std::int64_t images_per_call = 10000;  ///< N, the pool's size as prepared
+  int classes = 10;
   bool returns_labels = true;   ///< false: only the logits are compared (lab 05)
   double logit_tolerance = 1e-3;  ///< |student - reference| allowed per logit (absolute)
 };

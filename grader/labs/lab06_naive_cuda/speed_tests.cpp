@@ -19,11 +19,12 @@ TEST_CASE("speed: the whole pipeline on 10,000 images, at most 2x the reference'
   grader::PipelineTimer timer;
   timer.prepare = [&] { lab06_harness::timing_prepare(model.folded, model.test.images, kForwardsPerRound); };
   timer.round = [](std::uint64_t nonce, bool run) {
-    grader::RoundOutputs out;
-    lab06_harness::timing_round(nonce, run, out.logits, out.labels, out.event_ms);
-    return out;
+    std::vector<double> event_ms;
+    lab06_harness::timing_round(nonce, run, event_ms);
+    return event_ms;
   };
   timer.forwards_per_round = kForwardsPerRound;
+  timer.images_per_call = model.test.images.dim(0);
   grader::SpeedGate gate;
   gate.what = "NaiveLeNet::forward on 10,000 images";
   gate.requirement = course::speed::Requirement::within(1.0);  // at most 2x the reference's time

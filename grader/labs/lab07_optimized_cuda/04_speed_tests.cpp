@@ -38,11 +38,12 @@ grader::PipelineTimer student_timer(const std::string& reference) {
     lab07_harness::timing_prepare(model.folded, model.test.images, reference, kForwardsPerRound);
   };
   timer.round = [](std::uint64_t nonce, bool run) {
-    grader::RoundOutputs out;
-    lab07_harness::timing_round(nonce, run, out.logits, out.labels, out.event_ms);
-    return out;
+    std::vector<double> event_ms;
+    lab07_harness::timing_round(nonce, run, event_ms);
+    return event_ms;
   };
   timer.forwards_per_round = kForwardsPerRound;
+  timer.images_per_call = model.test.images.dim(0);
   return timer;
 }
 

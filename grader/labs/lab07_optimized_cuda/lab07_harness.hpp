@@ -51,9 +51,9 @@ void timing_prepare(const lab04::FoldedLeNet& net, const course::Tensor& pool, c
                     int forwards);
 /// One round of the speed gate (grader/labs/gpu_timing_session.hpp): R = `forwards` calls of the
 /// prepared pipeline on R batches made on the GPU from `nonce` (`run` false: the same round
-/// without the calls, its fixed cost). Every call's logits [R*N,10] and labels [R*N] come back;
-/// event_ms: the harness's CUDA-event time of each call (information only, never a verdict).
-void timing_round(std::uint64_t nonce, bool run, course::Tensor& logits, std::vector<int>& labels,
-                  std::vector<double>& event_ms);
+/// without the calls, its fixed cost). Every call's logits [R*N,10] and then labels [R*N] are left
+/// in the region shared with the test program (grader/rpc/frames.hpp, kWorkerSharedFd); event_ms:
+/// the harness's CUDA-event time of each call (information only, never a verdict).
+void timing_round(std::uint64_t nonce, bool run, std::vector<double>& event_ms);
 
 }  // namespace lab07_harness
