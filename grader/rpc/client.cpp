@@ -246,10 +246,14 @@ class Worker {
     // worker's exit code (--error-exitcode), which the student's code cannot change.
     std::vector<std::string> sanitizer_env;
     if (!options().sanitizer.empty() && !sanitizer_program().empty()) {
-      const std::vector<std::string> wrap = {sanitizer_program(), "--tool", options().sanitizer, "--error-exitcode",
-                                             "86", "--print-limit", "20"};
+      // memcheck pads every allocation, so that a read just past the end of a buffer touches no
+      // neighbouring allocation and is reported.
+      std::vector<std::string> wrap = {sanitizer_program(), "--tool", options().sanitizer, "--error-exitcode",
+                                       "86", "--print-limit", "20"};
+      if (options().sanitizer == "memcheck") wrap.insert(wrap.end(), {"--padding", "4096"});
       if (plan.mode == "unshare") {  // the set-up script puts it in front of the worker
-        sanitizer_env = {"COURSE_SANITIZER_TOOL=" + wrap[0], "COURSE_SANITIZER_NAME=" + options().sanitizer};
+        sanitizer_env = {"COURSE_SANITIZER_TOOL=" + wrap[0], "COURSE_SANITIZER_NAME=" + options().sanitizer,
+                         std::string("COURSE_SANITIZER_PADDING=") + (options().sanitizer == "memcheck" ? "4096" : "0")};
       } else {
         argv.insert(argv.end() - 1, wrap.begin(), wrap.end());
       }

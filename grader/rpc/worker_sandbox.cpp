@@ -37,7 +37,7 @@ mount -t tmpfs -o mode=1777,size=512m course-tmp /tmp
 if [ -d /dev/shm ]; then mount -t tmpfs -o mode=1777,size=64m course-shm /dev/shm; fi
 cd /tmp
 if [ -n "${COURSE_SANITIZER_TOOL:-}" ]; then
-  set -- "$COURSE_SANITIZER_TOOL" --tool "$COURSE_SANITIZER_NAME" --error-exitcode 86 --print-limit 20 /proc/self/fd/5
+  set -- "$COURSE_SANITIZER_TOOL" --tool "$COURSE_SANITIZER_NAME" --error-exitcode 86 --print-limit 20 --padding "${COURSE_SANITIZER_PADDING:-0}" /proc/self/fd/5
 else
   set -- /proc/self/fd/5
 fi
