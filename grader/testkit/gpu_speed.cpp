@@ -58,10 +58,12 @@ enum class Side { reference, student };
 
 /// A block of rounds of one side in a fresh worker, every other worker stopped before it starts
 /// and this one stopped after it ends (their PID namespaces die with them, so nothing of the other
-/// side holds the GPU meanwhile). With `check`, every round's outputs are compared with the
-/// reference block's round of the same nonce; the first difference ends the block in `failure`.
+/// side holds the GPU meanwhile). Every block has the same rhythm -- a timed round, a null round,
+/// nothing else in between -- so that both sides meet the GPU in the same state. With `check`,
+/// after the block, every round's outputs are compared with the reference block's round of the
+/// same nonce; the first difference goes to `failure`.
 Block run_block(const PipelineTimer& timer, const SpeedGate& gate, Side side, const std::vector<std::uint64_t>& nonces,
-                bool null_rounds, bool keep_outputs, const Block* check, std::string& failure) {
+                bool keep_outputs, const Block* check, std::string& failure) {
   rpc::stop_workers();
   std::optional<rpc::ReferenceWorkerScope> reference;
   if (side == Side::reference) reference.emplace();
@@ -77,20 +79,19 @@ Block run_block(const PipelineTimer& timer, const SpeedGate& gate, Side side, co
     RoundOutputs out = timed_round(timer, nonces[k], true, ms);
     block.round_ms.push_back(ms);
     if (!out.event_ms.empty()) block.event_ms.push_back(course::speed::median(out.event_ms));
-    if (check != nullptr) {
-      failure = compare_round(out, check->outputs[k], images, timer.logit_tolerance, timer.returns_labels);
-      if (!failure.empty()) {
-        failure = "timed round " + std::to_string(k + 1) + " of " + std::to_string(nonces.size()) + ", " + failure;
-        break;
-      }
-    }
-    if (keep_outputs) block.outputs.push_back(std::move(out));
-    if (null_rounds) {
-      timed_round(timer, fresh_nonce(), false, ms);
-      block.null_ms.push_back(ms);
-    }
+    if (keep_outputs || check != nullptr) block.outputs.push_back(std::move(out));
+    timed_round(timer, fresh_nonce(), false, ms);
+    block.null_ms.push_back(ms);
   }
   rpc::stop_workers();
+  for (std::size_t k = 0; check != nullptr && k < block.outputs.size(); ++k) {
+    failure = compare_round(block.outputs[k], check->outputs[k], images, timer.logit_tolerance, timer.returns_labels);
+    if (!failure.empty()) {
+      failure = "timed round " + std::to_string(k + 1) + " of " + std::to_string(nonces.size()) + ", " + failure;
+      break;
+    }
+  }
+  if (!keep_outputs) block.outputs.clear();
   return block;
 }
 
@@ -166,14 +167,14 @@ void check_speed(const SpeedGate& gate, const PipelineTimer& timer) {
     std::vector<std::uint64_t> nonces(static_cast<std::size_t>(gate.rounds)), fresh(nonces.size());
     for (std::size_t k = 0; k < nonces.size(); ++k) nonces[k] = fresh_nonce(), fresh[k] = fresh_nonce();
     std::string failure;
-    ref1 = run_block(timer, gate, Side::reference, nonces, true, true, nullptr, failure);
-    student = run_block(timer, gate, Side::student, nonces, false, false, &ref1, failure);
+    ref1 = run_block(timer, gate, Side::reference, nonces, true, nullptr, failure);
+    student = run_block(timer, gate, Side::student, nonces, false, &ref1, failure);
     if (!failure.empty()) {
       FAIL_CHECK(gate.what << ": the outputs of a timed round differ from the reference solution's -- " << failure
                            << ". Every output of every timed round is checked, on inputs made fresh for that round.");
       return;
     }
-    ref2 = run_block(timer, gate, Side::reference, fresh, true, false, nullptr, failure);
+    ref2 = run_block(timer, gate, Side::reference, fresh, false, nullptr, failure);
     drift = course::speed::median(ref2.round_ms) / course::speed::median(ref1.round_ms) - 1;
     if (std::fabs(drift) <= gate.max_calibration_drift) break;
     const std::string what = gate.what + ": the reference solution's rounds took " + percent(std::fabs(drift)) +
@@ -222,6 +223,7 @@ void check_speed(const SpeedGate& gate, const PipelineTimer& timer) {
                     << " then " << format_ms(course::speed::median(ref2.round_ms)) << " (calibration "
                     << (drift >= 0 ? "+" : "-") << percent(std::fabs(drift)) << "), student "
                     << format_ms(course::speed::median(student.round_ms)) << ", fixed cost " << format_ms(fixed)
+                    << " (the student's own null rounds: " << format_ms(course::speed::median(student.null_ms)) << ")"
                     << "; the workers' own CUDA-event time per call (information only, never judged): reference "
                     << format_ms(course::speed::median(ref1.event_ms)) << ", student "
                     << format_ms(course::speed::median(student.event_ms)));
