@@ -22,6 +22,7 @@
 #include "client.hpp"
 #include "course/error.hpp"
 #include "proxy.hpp"
+#include "text/inert_text.hpp"
 #include "worker_sandbox.hpp"
 
 namespace grader::rpc {
@@ -56,19 +57,17 @@ std::string signal_text(int sig) {
   }
 }
 
-// Student-originated text reaches terminals, JSON, XML and CSV: keep printable characters,
-// newlines and tabs only, and bound the length.
+// Student-originated text reaches terminals, JSON, XML and CSV: made inert by the same function
+// the grader's reports use (controls, C1, bidi and zero-width characters, invalid UTF-8 become
+// '?'), and bounded in length.
 std::string clean(const std::string& text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u == '\n' || u == '\t' || (u >= 0x20 && u != 0x7f)) out.push_back(c);
-    else out.push_back('?');
-    if (out.size() >= 4000) {
-      out += " [...]";
-      break;
-    }
+  std::string out = grader::text::inert_text(text);
+  if (out.size() > 4000) {
+    // Cut at a character boundary so the cut cannot leave half a UTF-8 sequence behind.
+    std::size_t cut = 4000;
+    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xc0) == 0x80) --cut;
+    out.resize(cut);
+    out += " [...]";
   }
   return out;
 }

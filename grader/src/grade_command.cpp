@@ -12,6 +12,7 @@
 #include "manifest.hpp"
 #include "report_files.hpp"
 #include "report_terminal.hpp"
+#include "text_util.hpp"
 
 namespace fs = std::filesystem;
 
@@ -222,6 +223,16 @@ void write_reports(const GradeOptions& o, const GradeRun& run) {
 
 }  // namespace
 
+std::uint64_t student_seed(std::uint64_t run_seed, const std::string& name) {
+  const std::string text = std::to_string(run_seed) + ":" + name;
+  std::uint64_t hash = 14695981039346656037ull;  // FNV-1a offset basis
+  for (const char c : text) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 1099511628211ull;  // FNV prime
+  }
+  return hash % 1000000000ull;
+}
+
 int run_grade(const GradeOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   const Plan plan = make_plan(o);
@@ -238,6 +249,7 @@ int run_grade(const GradeOptions& o) {
 
   GradeRun run;
   run.seed = choose_seed();
+  run.batch = o.mode == Mode::submissions;
   run.points_per_lab = o.points;
   run.hidden_cases = !o.hidden_dir.empty();
   run.regrade_command = plan.regrade_command;
@@ -268,9 +280,14 @@ int run_grade(const GradeOptions& o) {
   bool any_failed = false;
   for (const auto& sub : plan.submissions) {
     SubmissionResult result{sub.name, sub.folder, {}};
-    terminal.submission_started(result, plan.submissions.size() > 1);
+    // In a batch each student gets a seed of their own (student_seed): one student's worker
+    // cannot leave answers behind for the next one's random cases.
+    result.seed = run.batch ? student_seed(run.seed, sub.name) : run.seed;
+    settings.seed = result.seed;
+    terminal.submission_started(result, run.batch || plan.submissions.size() > 1);
     for (const auto& name : labs) {
       LabResult lab = grade_one(o, plan, find_lab(manifest, name), sub, settings, terminal);
+      make_inert(lab);  // before any report (terminal, results.json, JUnit, CSV) sees it
       terminal.lab_finished(lab);
       any_failed = any_failed || lab.status == LabStatus::failed;
       result.labs.push_back(std::move(lab));

@@ -79,8 +79,11 @@ std::string TerminalReport::status_word(LabStatus status) const {
 
 void TerminalReport::begin(const std::string& title, const GradeRun& run, bool gpu_labs) {
   std::fprintf(out_, "%s\n", paint(title, kBold).c_str());
-  std::fprintf(out_, "%s\n", paint("  seed " + std::to_string(run.seed) + " (replay with COURSE_SEED=" +
-                                       std::to_string(run.seed) + ")" +
+  const std::string seed =
+      run.batch ? "  run seed " + std::to_string(run.seed) + " (replay the batch with COURSE_SEED=" + std::to_string(run.seed) +
+                      "; each submission has its own seed, shown with it)"
+                : "  seed " + std::to_string(run.seed) + " (replay with COURSE_SEED=" + std::to_string(run.seed) + ")";
+  std::fprintf(out_, "%s\n", paint(seed +
                                        (run.has_gpu || !gpu_labs ? "" : "; no GPU here: GPU labs will be skipped"),
                                    kDim)
                                  .c_str());
@@ -88,7 +91,12 @@ void TerminalReport::begin(const std::string& title, const GradeRun& run, bool g
 }
 
 void TerminalReport::submission_started(const SubmissionResult& submission, bool many) {
-  if (many) std::fprintf(out_, "%s  %s\n", paint(submission.name, kBold).c_str(), paint(submission.folder, kDim).c_str());
+  if (many)
+    std::fprintf(out_, "%s  %s\n", paint(submission.name, kBold).c_str(),
+                 paint(submission.folder + "  seed " + std::to_string(submission.seed) + " (alone: COURSE_SEED=" +
+                           std::to_string(submission.seed) + " with --submission)",
+                       kDim)
+                     .c_str());
   std::fflush(out_);
 }
 
