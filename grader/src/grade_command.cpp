@@ -13,6 +13,7 @@
 #include "report_files.hpp"
 #include "report_terminal.hpp"
 #include "text_util.hpp"
+#include "rpc/client.hpp"
 
 namespace fs = std::filesystem;
 
@@ -237,6 +238,17 @@ int run_grade(const GradeOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   const Plan plan = make_plan(o);
   if (!o.hidden_dir.empty() && !fs::is_directory(o.hidden_dir)) throw UsageError("--hidden: no folder " + o.hidden_dir);
+  // The sandbox this machine gives the workers (the test programs inherit this environment, so
+  // they choose the same). Decided before anything of the student's is built or run.
+  const grader::rpc::SandboxInfo sandbox = grader::rpc::worker_sandbox();
+  if (!o.hidden_dir.empty() && sandbox.degraded && !o.allow_degraded)
+    throw UsageError(
+        "--hidden refused: the worker sandbox here is '" + sandbox.mode + "' (" + sandbox.description +
+        "). Student code would run as your own user, unisolated, and could read the hidden cases in " + o.hidden_dir +
+        " (and change the reports). Do one of: run the grader as root (student code then runs as a dedicated "
+        "unprivileged user), enable user namespaces (install bubblewrap, or sysctl kernel.unprivileged_userns_clone=1 "
+        "/ user.max_user_namespaces > 0; in Docker, run with a seccomp profile that allows unshare), or pass "
+        "--allow-degraded if you accept that students can read the hidden cases (every report then says DEGRADED).");
   if (!o.no_build) prepare_build(o, plan);
   const Manifest manifest = load_manifest(o.manifest_path.empty() ? plan.build_dir + "/labs/manifest.json" : o.manifest_path);
   std::vector<std::string> labs;
@@ -250,6 +262,9 @@ int run_grade(const GradeOptions& o) {
   GradeRun run;
   run.seed = choose_seed();
   run.batch = o.mode == Mode::submissions;
+  run.sandbox_mode = sandbox.mode;
+  run.sandbox_degraded = sandbox.degraded;
+  run.sandbox_description = sandbox.description;
   run.points_per_lab = o.points;
   run.hidden_cases = !o.hidden_dir.empty();
   run.regrade_command = plan.regrade_command;

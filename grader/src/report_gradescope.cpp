@@ -78,6 +78,7 @@ nlohmann::json gradescope_results(const SubmissionResult& submission, const Grad
                                {"order", leaderboard_order(m.name)}});
   }
   std::ostringstream summary;
+  if (run.sandbox_degraded) summary << degraded_notice(run) << "\n";
   summary << passed << " of " << (passed + failed) << " labs passed";
   if (skipped > 0) summary << "; " << skipped << " GPU lab(s) skipped: " << skip_reasons;
   if (run.batch)

@@ -1,4 +1,5 @@
 #include "report_terminal.hpp"
+#include "text_util.hpp"
 
 #include <unistd.h>
 
@@ -87,6 +88,7 @@ void TerminalReport::begin(const std::string& title, const GradeRun& run, bool g
                                        (run.has_gpu || !gpu_labs ? "" : "; no GPU here: GPU labs will be skipped"),
                                    kDim)
                                  .c_str());
+  if (run.sandbox_degraded) std::fprintf(out_, "%s\n", paint("  " + degraded_notice(run), kYellow).c_str());
   std::fflush(out_);
 }
 
@@ -210,6 +212,8 @@ void TerminalReport::finish(const GradeRun& run) {
   clear_activity();
   if (run.submissions.size() == 1) next_step(run, run.submissions.front());
   else gradebook_table(run);
+  // Said again at the end, where a reader of a long report looks first.
+  if (run.sandbox_degraded) std::fprintf(out_, "%s\n", paint(degraded_notice(run), kYellow).c_str());
   std::fflush(out_);
 }
 

@@ -82,6 +82,9 @@ struct GradeRun {
   bool has_gpu = false;
   std::string gpu_reason;  ///< why not, when has_gpu is false
   int points_per_lab = 10;
+  std::string sandbox_mode;         ///< the worker sandbox this machine gives: bwrap, unshare, user or none
+  bool sandbox_degraded = false;    ///< student code runs without isolation: every report says DEGRADED
+  std::string sandbox_description;  ///< one line: what the sandbox is (or lacks)
   bool hidden_cases = false;  ///< --hidden ran: program output stays out of student-visible results
   double seconds = 0;
   std::string regrade_command;  ///< e.g. "./course grade" (+ the lab), for the next-step hint

@@ -8,6 +8,13 @@ namespace course_grader {
 
 std::string clean_text(const std::string& text) { return grader::text::inert_text(text); }
 
+std::string degraded_notice(const GradeRun& run) {
+  if (!run.sandbox_degraded) return "";
+  return "DEGRADED: student code ran WITHOUT isolation (sandbox mode " + run.sandbox_mode +
+         "): as the grader's own user, able to read and change what that user can (hidden cases, "
+         "reference workers, other submissions, the reports). " + clean_text(run.sandbox_description);
+}
+
 void make_inert(LabResult& lab) {
   for (std::string* field : {&lab.reason, &lab.hint, &lab.details, &lab.output, &lab.sanitizer_report, &lab.sandbox})
     *field = clean_text(*field);

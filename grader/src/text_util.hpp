@@ -13,6 +13,10 @@ namespace course_grader {
 std::string clean_text(const std::string& text);
 
 struct LabResult;
+struct GradeRun;
+
+/// The one line every report shows when the run's sandbox is degraded ("" when it is not).
+std::string degraded_notice(const GradeRun& run);
 
 /// Every text field of a lab's result through clean_text (reason, hint, details, output,
 /// sanitizer report, notes, the cases' messages and exceptions): run on every result before any
