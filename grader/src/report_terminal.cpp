@@ -95,7 +95,7 @@ void TerminalReport::begin(const std::string& title, const GradeRun& run, bool g
 void TerminalReport::submission_started(const SubmissionResult& submission, bool many) {
   if (many)
     std::fprintf(out_, "%s  %s\n", paint(submission.name, kBold).c_str(),
-                 paint(submission.folder + "  seed " + std::to_string(submission.seed) + " (alone: COURSE_SEED=" +
+                 paint(clean_text(submission.folder) + "  seed " + std::to_string(submission.seed) + " (alone: COURSE_SEED=" +
                            std::to_string(submission.seed) + " with --submission)",
                        kDim)
                      .c_str());
@@ -170,7 +170,7 @@ void TerminalReport::next_step(const GradeRun& run, const SubmissionResult& subm
     return;
   }
   std::fprintf(out_, "\n%s %s: %s\n", paint("Next:", kBold).c_str(), next->lab.c_str(), next->reason.c_str());
-  for (const auto& file : next->student_files) std::fprintf(out_, "  edit   %s\n", display_path(file).c_str());
+  for (const auto& file : next->student_files) std::fprintf(out_, "  edit   %s\n", clean_text(display_path(file)).c_str());
   if (!next->hint.empty()) std::fprintf(out_, "  hint   %s\n", next->hint.c_str());
   if (next->failed_by_cases && !next->details.empty())
     std::fprintf(out_, "  first failure:\n%s", indent(next->details, "    ", 10).c_str());
