@@ -275,6 +275,7 @@ int run_grade(const GradeOptions& o) {
   settings.timeout_s = o.timeout_s;
   settings.memory_mb = o.memory_mb;
   settings.hidden_dir = o.hidden_dir.empty() ? "" : absolute(o.hidden_dir);
+  settings.allow_degraded = o.allow_degraded;
   settings.seed = run.seed;
   settings.has_gpu = gpu.available;
   settings.gpu_reason = gpu.reason;
