@@ -110,15 +110,29 @@ class OutputTap {
     // while the program exits and the static Worker (and this tap) are destroyed.
     std::thread([read_fd = fds[0], state = state_] {
       char buf[4096];
+      // A UTF-8 character split between two reads waits for its other half instead of becoming
+      // '?'s; the pieces are made inert whole (no length cut here: the pipe's output is bounded
+      // by the grader, and a cut per read would drop the end of every full buffer).
+      std::string carry;
       while (true) {
         const ssize_t n = ::read(read_fd, buf, sizeof buf);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
-        std::string text = clean(std::string(buf, static_cast<std::size_t>(n)));
+        std::string raw = carry + std::string(buf, static_cast<std::size_t>(n));
+        const std::size_t keep = grader::text::incomplete_utf8_tail(raw);
+        carry = raw.substr(raw.size() - keep);
+        raw.resize(raw.size() - keep);
+        std::string text = grader::text::inert_text(raw);
         [[maybe_unused]] const ssize_t w = ::write(1, text.data(), text.size());
         std::lock_guard<std::mutex> lock(state->mutex);
         state->recent += text;
         if (state->recent.size() > 64 * 1024) state->recent.erase(0, state->recent.size() - 48 * 1024);
+      }
+      if (!carry.empty()) {  // a character the worker never finished: '?'s
+        const std::string text = grader::text::inert_text(carry);
+        [[maybe_unused]] const ssize_t w = ::write(1, text.data(), text.size());
+        std::lock_guard<std::mutex> lock(state->mutex);
+        state->recent += text;
       }
       ::close(read_fd);
     }).detach();

@@ -16,6 +16,19 @@ bool is_unsafe_code_point(unsigned code) {
   return false;
 }
 
+std::size_t incomplete_utf8_tail(std::string_view text) {
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  const std::size_t n = text.size();
+  // Look back over at most 3 continuation bytes for the lead byte of the last sequence.
+  for (std::size_t back = 1; back <= 3 && back <= n; ++back) {
+    const unsigned char c = s[n - back];
+    if ((c & 0xc0) == 0x80) continue;  // a continuation byte: keep looking
+    const std::size_t length = (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 1;
+    return length > back ? back : 0;
+  }
+  return 0;
+}
+
 std::string inert_text(std::string_view text) {
   std::string out;
   out.reserve(text.size());

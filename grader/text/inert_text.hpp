@@ -24,6 +24,10 @@ namespace grader::text {
 /// Everything else (printable ASCII, tab, newline, ordinary letters of any script) is kept.
 std::string inert_text(std::string_view text);
 
+/// How many bytes at the end of `text` are the start of a UTF-8 sequence that is not complete
+/// yet (0..3): a reader of a stream keeps them for its next piece instead of cleaning them now.
+std::size_t incomplete_utf8_tail(std::string_view text);
+
 /// True for a code point inert_text replaces (the controls and format characters above).
 bool is_unsafe_code_point(unsigned code);
 

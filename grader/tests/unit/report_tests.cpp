@@ -87,6 +87,22 @@ TEST_CASE("text: zero-width, separator and other format characters become '?'") 
   CHECK_FALSE(grader::text::is_unsafe_code_point(0x20ac));  // the euro sign
 }
 
+TEST_CASE("text: a UTF-8 character cut at the end of a piece of a stream is held back, nothing else") {
+  using grader::text::incomplete_utf8_tail;
+  CHECK(incomplete_utf8_tail("abc") == 0);
+  CHECK(incomplete_utf8_tail("") == 0);
+  CHECK(incomplete_utf8_tail("a\xc3") == 1);              // first byte of a 2-byte character
+  CHECK(incomplete_utf8_tail("a\xc3\xa9") == 0);          // complete
+  CHECK(incomplete_utf8_tail("a\xe2\x80") == 2);          // 2 of 3 bytes
+  CHECK(incomplete_utf8_tail("a\xf0\x9f\x98") == 3);      // 3 of 4 bytes
+  CHECK(incomplete_utf8_tail("a\xf0\x9f\x98\x80") == 0);  // complete
+  CHECK(incomplete_utf8_tail("a\x80\x80\x80\x80") == 0);  // stray continuation bytes: cleaned now
+  // Held back and joined, a split C1 control is still replaced; a split letter survives.
+  const std::string first = "x\xc2", second = "\x9b" "2J";
+  const std::size_t keep = incomplete_utf8_tail(first);
+  CHECK(clean_text(first.substr(0, first.size() - keep)) + clean_text(first.substr(first.size() - keep) + second) == "x?2J");
+}
+
 TEST_CASE("text: make_inert cleans every text field of a lab result") {
   LabResult lab;
   const std::string evil = "\xc2\x9b" "2J\xe2\x81\xa7Status: SUCCESS!";
