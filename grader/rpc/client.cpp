@@ -23,6 +23,7 @@
 #include "client.hpp"
 #include "course/error.hpp"
 #include "proxy.hpp"
+#include "text/inert_text.hpp"
 #include "worker_sandbox.hpp"
 
 namespace grader::rpc {
@@ -57,19 +58,17 @@ std::string signal_text(int sig) {
   }
 }
 
-// Student-originated text reaches terminals, JSON, XML and CSV: keep printable characters,
-// newlines and tabs only, and bound the length.
+// Student-originated text reaches terminals, JSON, XML and CSV: made inert by the same function
+// the grader's reports use (controls, C1, bidi and zero-width characters, invalid UTF-8 become
+// '?'), and bounded in length.
 std::string clean(const std::string& text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u == '\n' || u == '\t' || (u >= 0x20 && u != 0x7f)) out.push_back(c);
-    else out.push_back('?');
-    if (out.size() >= 4000) {
-      out += " [...]";
-      break;
-    }
+  std::string out = grader::text::inert_text(text);
+  if (out.size() > 4000) {
+    // Cut at a character boundary so the cut cannot leave half a UTF-8 sequence behind.
+    std::size_t cut = 4000;
+    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xc0) == 0x80) --cut;
+    out.resize(cut);
+    out += " [...]";
   }
   return out;
 }
@@ -112,15 +111,29 @@ class OutputTap {
     // while the program exits and the static Worker (and this tap) are destroyed.
     std::thread([read_fd = fds[0], state = state_] {
       char buf[4096];
+      // A UTF-8 character split between two reads waits for its other half instead of becoming
+      // '?'s; the pieces are made inert whole (no length cut here: the pipe's output is bounded
+      // by the grader, and a cut per read would drop the end of every full buffer).
+      std::string carry;
       while (true) {
         const ssize_t n = ::read(read_fd, buf, sizeof buf);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
-        std::string text = clean(std::string(buf, static_cast<std::size_t>(n)));
+        std::string raw = carry + std::string(buf, static_cast<std::size_t>(n));
+        const std::size_t keep = grader::text::incomplete_utf8_tail(raw);
+        carry = raw.substr(raw.size() - keep);
+        raw.resize(raw.size() - keep);
+        std::string text = grader::text::inert_text(raw);
         [[maybe_unused]] const ssize_t w = ::write(1, text.data(), text.size());
         std::lock_guard<std::mutex> lock(state->mutex);
         state->recent += text;
         if (state->recent.size() > 64 * 1024) state->recent.erase(0, state->recent.size() - 48 * 1024);
+      }
+      if (!carry.empty()) {  // a character the worker never finished: '?'s
+        const std::string text = grader::text::inert_text(carry);
+        [[maybe_unused]] const ssize_t w = ::write(1, text.data(), text.size());
+        std::lock_guard<std::mutex> lock(state->mutex);
+        state->recent += text;
       }
       ::close(read_fd);
     }).detach();

@@ -47,20 +47,33 @@ namespace detail {
 template <auto Fn, std::size_t... I>
 void handle(Reader& in, Writer& out, std::index_sequence<I...>) {
   using S = Signature<decltype(Fn)>;
+  using Rules = AliasRules<typename S::params>;
   (check_parameter<std::tuple_element_t<I, typename S::params>>(), ...);
+  AliasMap alias;
+  rpc::read(in, alias);
+  if (!Rules::valid(alias)) throw ProtocolError("the request's alias map does not fit the function's parameters");
+  // Only the first parameter of each alias group travels; every parameter of the group is then
+  // bound to that one value, so an in-place call stays in place in the worker.
   std::tuple<value_t<std::tuple_element_t<I, typename S::params>>...> args;
-  (rpc::read(in, std::get<I>(args)), ...);
+  ((alias[I] == I ? rpc::read(in, std::get<I>(args)) : void()), ...);
   in.expect_end();
+  void* const base[] = {nullptr, static_cast<void*>(&std::get<I>(args))...};
+  void* const bound[] = {nullptr, base[alias[I] + 1]...};
+  // AliasRules::valid guarantees that bound[I + 1] points at a value of parameter I's type.
+  auto call = [&] { return Fn(*static_cast<value_t<std::tuple_element_t<I, typename S::params>>*>(bound[I + 1])...); };
   if constexpr (std::is_void_v<typename S::result>) {
-    std::apply(Fn, args);
+    call();
     out.scalar(ReplyStatus::ok);
   } else {
-    const value_t<typename S::result> result = std::apply(Fn, args);
+    const value_t<typename S::result> result = call();
     out.scalar(ReplyStatus::ok);
     rpc::write(out, result);
   }
-  // Outputs come back in parameter order.
-  ((is_output_v<std::tuple_element_t<I, typename S::params>> ? rpc::write(out, std::get<I>(args)) : void()), ...);
+  // Outputs come back in parameter order, once per object.
+  ((Rules::writes_back(alias, I)
+        ? rpc::write(out, *static_cast<const value_t<std::tuple_element_t<I, typename S::params>>*>(bound[I + 1]))
+        : void()),
+   ...);
 }
 
 }  // namespace detail

@@ -47,26 +47,54 @@ void read_output(Reader& in, T& target) {
   if constexpr (!std::is_const_v<T>) rpc::read(in, target);
 }
 
+/// The alias map of one call: parameter i aliases the first earlier parameter that is the same
+/// object (same address, same type, both references: AliasRules). An argument of another type
+/// than its parameter is converted into a temporary and never aliases.
+template <class Params, class Refs, std::size_t... I>
+AliasMap alias_map(const Refs& refs, std::index_sequence<I...>) {
+  using Rules = AliasRules<Params>;
+  const void* address[] = {nullptr, static_cast<const void*>(&std::get<I>(refs))...};
+  constexpr bool exact[] = {false, std::is_same_v<std::remove_cv_t<std::remove_reference_t<std::tuple_element_t<I, Refs>>>,
+                                                  value_t<std::tuple_element_t<I, Params>>>...};
+  AliasMap alias(Rules::count);
+  for (std::size_t i = 0; i < Rules::count; ++i) {
+    alias[i] = static_cast<std::uint8_t>(i);
+    for (std::size_t j = 0; j < i; ++j)
+      if (Rules::may_alias[i][j] && exact[i + 1] && exact[j + 1] && address[i + 1] == address[j + 1]) {
+        alias[i] = alias[j];
+        break;
+      }
+  }
+  return alias;
+}
+
 template <class FnPtr, class Refs, std::size_t... I>
-typename Signature<FnPtr>::result forward(const char* name, Refs refs, std::index_sequence<I...>) {
+typename Signature<FnPtr>::result forward(const char* name, Refs refs, std::index_sequence<I...> seq) {
   using S = Signature<FnPtr>;
   using R = typename S::result;
+  using Rules = AliasRules<typename S::params>;
   (check_parameter<std::tuple_element_t<I, typename S::params>>(), ...);
+  const AliasMap alias = alias_map<typename S::params>(refs, seq);
   Writer request;
   rpc::write(request, std::string(name));
+  rpc::write(request, alias);
   // Each argument travels as the parameter's own type (so an int literal passed to a double
-  // parameter is sent as a double, exactly as the worker will read it).
-  (rpc::write(request, static_cast<const value_t<std::tuple_element_t<I, typename S::params>>&>(std::get<I>(refs))), ...);
+  // parameter is sent as a double, exactly as the worker will read it); an argument that is the
+  // same object as an earlier one does not travel again.
+  ((alias[I] == I ? rpc::write(request, static_cast<const value_t<std::tuple_element_t<I, typename S::params>>&>(std::get<I>(refs)))
+                  : void()),
+   ...);
   const std::string reply = call_worker(name, request.buffer());
   Reader in(reply);
   try {
+    // Outputs come back once per object, in parameter order (AliasRules::writes_back).
     if constexpr (std::is_void_v<R>) {
-      ((is_output_v<std::tuple_element_t<I, typename S::params>> ? read_output(in, std::get<I>(refs)) : void()), ...);
+      ((Rules::writes_back(alias, I) ? read_output(in, std::get<I>(refs)) : void()), ...);
       in.expect_end();
     } else {
       value_t<R> result{};
       rpc::read(in, result);
-      ((is_output_v<std::tuple_element_t<I, typename S::params>> ? read_output(in, std::get<I>(refs)) : void()), ...);
+      ((Rules::writes_back(alias, I) ? read_output(in, std::get<I>(refs)) : void()), ...);
       in.expect_end();
       return result;
     }

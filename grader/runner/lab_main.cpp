@@ -214,6 +214,19 @@ int main(int argc, char** argv) {
   std::printf("%s: student code runs in a worker: %s\n", COURSE_LAB_NAME, sandbox.description.c_str());
   std::fflush(stdout);
   send({{"type", "sandbox"}, {"mode", sandbox.mode}, {"degraded", sandbox.degraded}, {"description", sandbox.description}});
+  // Second line of defence behind the grader's own refusal (course_grader grade --hidden): hidden
+  // cases are never handed to an unisolated worker unless someone said --allow-degraded, also
+  // when this program is run by hand with COURSE_HIDDEN_DIR.
+  const char* hidden = std::getenv("COURSE_HIDDEN_DIR");
+  const char* allow = std::getenv("COURSE_ALLOW_DEGRADED");
+  if (sandbox.degraded && hidden != nullptr && *hidden != '\0' && (allow == nullptr || std::string(allow) != "1")) {
+    std::printf("%s: refusing to run hidden cases: the worker sandbox is '%s' (%s), so student code could read "
+                "them. Run as root, enable user namespaces, or set COURSE_ALLOW_DEGRADED=1 (course_grader: "
+                "--allow-degraded) knowingly.\n",
+                COURSE_LAB_NAME, sandbox.mode.c_str(), sandbox.description.c_str());
+    std::fflush(stdout);
+    return 2;
+  }
 #endif
   doctest::Context context(argc, argv);
 #ifdef COURSE_LAB_USES_WORKER

@@ -95,6 +95,8 @@ GradeOptions parse_grade(Args& args) {
       g.submission_path = value();
     } else if (option == "--hidden") {
       g.hidden_dir = value();
+    } else if (option == "--allow-degraded") {
+      g.allow_degraded = true;
     } else if (option == "--json") {
       g.json_path = value();
     } else if (option == "--junit") {
@@ -215,7 +217,11 @@ GRADE
 
   OTHER
     --hidden DIR          instructor's hidden test cases: DIR/<lab>.json, passed to the lab
-                          programs as COURSE_HIDDEN_DIR
+                          programs as COURSE_HIDDEN_DIR. Refused when student code would run
+                          without isolation (sandbox mode "none": no namespaces and not root,
+                          so it runs as your user and could read DIR) unless --allow-degraded
+    --allow-degraded      grade --hidden even in sandbox mode "none", knowingly; every report
+                          then says DEGRADED
     --source-dir DIR      the course repository (default: the one this grader was built from)
     --build-dir DIR       its build folder (default: the one this grader was built in, or
                           <source-dir>/build)
@@ -224,7 +230,10 @@ GRADE
     --no-build            run the lab programs as they are (no cmake)
     --manifest FILE       read this lab manifest instead of <build-dir>/labs/manifest.json
 
-  The random seed of the run is printed; COURSE_SEED=<seed> replays it.
+  The random seed of the run is printed; COURSE_SEED=<seed> replays it. With --submissions
+  each submission gets its own seed, FNV-1a-64("<run seed>:<name>") mod 1,000,000,000, printed
+  with it: COURSE_SEED=<run seed> replays the whole batch, COURSE_SEED=<its seed> with
+  --submission replays that one submission.
 
   EXIT CODE  0 every graded lab passed (skipped GPU labs do not count), 1 a lab failed,
              2 usage error or the grader itself could not run.

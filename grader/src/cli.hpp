@@ -30,6 +30,7 @@ struct GradeOptions {
   int points = 10;               ///< points per lab in results.json and the gradebook
   bool no_build = false;         ///< use the lab programs as they are
   bool build_only = false;       ///< build, do not run
+  bool allow_degraded = false;   ///< --allow-degraded: grade --hidden even without worker isolation
   std::vector<std::string> labs; ///< as typed (lab01, 1, lab01_conv2d); empty = all
 };
 

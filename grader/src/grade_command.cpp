@@ -12,6 +12,8 @@
 #include "manifest.hpp"
 #include "report_files.hpp"
 #include "report_terminal.hpp"
+#include "text_util.hpp"
+#include "rpc/client.hpp"
 
 namespace fs = std::filesystem;
 
@@ -222,10 +224,31 @@ void write_reports(const GradeOptions& o, const GradeRun& run) {
 
 }  // namespace
 
+std::uint64_t student_seed(std::uint64_t run_seed, const std::string& name) {
+  const std::string text = std::to_string(run_seed) + ":" + name;
+  std::uint64_t hash = 14695981039346656037ull;  // FNV-1a offset basis
+  for (const char c : text) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 1099511628211ull;  // FNV prime
+  }
+  return hash % 1000000000ull;
+}
+
 int run_grade(const GradeOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   const Plan plan = make_plan(o);
   if (!o.hidden_dir.empty() && !fs::is_directory(o.hidden_dir)) throw UsageError("--hidden: no folder " + o.hidden_dir);
+  // The sandbox this machine gives the workers (the test programs inherit this environment, so
+  // they choose the same). Decided before anything of the student's is built or run.
+  const grader::rpc::SandboxInfo sandbox = grader::rpc::worker_sandbox();
+  if (!o.hidden_dir.empty() && sandbox.degraded && !o.allow_degraded)
+    throw UsageError(
+        "--hidden refused: the worker sandbox here is '" + sandbox.mode + "' (" + sandbox.description +
+        "). Student code would run as your own user, unisolated, and could read the hidden cases in " + o.hidden_dir +
+        " (and change the reports). Do one of: run the grader as root (student code then runs as a dedicated "
+        "unprivileged user), enable user namespaces (install bubblewrap, or sysctl kernel.unprivileged_userns_clone=1 "
+        "/ user.max_user_namespaces > 0; in Docker, run with a seccomp profile that allows unshare), or pass "
+        "--allow-degraded if you accept that students can read the hidden cases (every report then says DEGRADED).");
   if (!o.no_build) prepare_build(o, plan);
   const Manifest manifest = load_manifest(o.manifest_path.empty() ? plan.build_dir + "/labs/manifest.json" : o.manifest_path);
   std::vector<std::string> labs;
@@ -238,6 +261,10 @@ int run_grade(const GradeOptions& o) {
 
   GradeRun run;
   run.seed = choose_seed();
+  run.batch = o.mode == Mode::submissions;
+  run.sandbox_mode = sandbox.mode;
+  run.sandbox_degraded = sandbox.degraded;
+  run.sandbox_description = sandbox.description;
   run.points_per_lab = o.points;
   run.hidden_cases = !o.hidden_dir.empty();
   run.regrade_command = plan.regrade_command;
@@ -248,6 +275,7 @@ int run_grade(const GradeOptions& o) {
   settings.timeout_s = o.timeout_s;
   settings.memory_mb = o.memory_mb;
   settings.hidden_dir = o.hidden_dir.empty() ? "" : absolute(o.hidden_dir);
+  settings.allow_degraded = o.allow_degraded;
   settings.seed = run.seed;
   settings.has_gpu = gpu.available;
   settings.gpu_reason = gpu.reason;
@@ -268,9 +296,14 @@ int run_grade(const GradeOptions& o) {
   bool any_failed = false;
   for (const auto& sub : plan.submissions) {
     SubmissionResult result{sub.name, sub.folder, {}};
-    terminal.submission_started(result, plan.submissions.size() > 1);
+    // In a batch each student gets a seed of their own (student_seed): one student's worker
+    // cannot leave answers behind for the next one's random cases.
+    result.seed = run.batch ? student_seed(run.seed, sub.name) : run.seed;
+    settings.seed = result.seed;
+    terminal.submission_started(result, run.batch || plan.submissions.size() > 1);
     for (const auto& name : labs) {
       LabResult lab = grade_one(o, plan, find_lab(manifest, name), sub, settings, terminal);
+      make_inert(lab);  // before any report (terminal, results.json, JUnit, CSV) sees it
       terminal.lab_finished(lab);
       any_failed = any_failed || lab.status == LabStatus::failed;
       result.labs.push_back(std::move(lab));

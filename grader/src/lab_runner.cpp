@@ -80,6 +80,8 @@ LabResult run_lab(const ManifestLab& lab, const std::string& program, const LabR
   request.set_env.emplace_back("COURSE_SANDBOX_HIDE", hide);
   if (!settings.reference_worker_dir.empty())
     request.set_env.emplace_back("COURSE_REFERENCE_WORKER_DIR", settings.reference_worker_dir);
+  if (settings.allow_degraded) request.set_env.emplace_back("COURSE_ALLOW_DEGRADED", "1");
+  else request.unset_env.push_back("COURSE_ALLOW_DEGRADED");
   if (settings.hidden_dir.empty())
     request.unset_env.push_back("COURSE_HIDDEN_DIR");  // never pick up a stray one from the caller
   else

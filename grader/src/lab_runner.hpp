@@ -15,6 +15,7 @@ namespace course_grader {
 struct LabRunSettings {
   double timeout_s = 60;
   std::size_t memory_mb = 2048;
+  bool allow_degraded = false;  ///< --allow-degraded: COURSE_ALLOW_DEGRADED=1 for the lab program
   std::string hidden_dir;      ///< passed as COURSE_HIDDEN_DIR; empty = the variable is removed
   std::uint64_t seed = 0;      ///< passed as COURSE_SEED
   bool has_gpu = false;        ///< the grader's own check

@@ -24,7 +24,9 @@ std::string gradebook_csv(const GradeRun& run) {
   std::string csv = "submission";
   for (const auto& lab : labs) csv += "," + csv_field(lab);
   for (const auto& lab : timed) csv += "," + csv_field(lab + " speedup");
-  csv += ",total,max_total\n";
+  csv += ",total,max_total";
+  // A degraded run says so in every row of the gradebook (a column only such runs have).
+  csv += run.sandbox_degraded ? ",sandbox\n" : "\n";
   for (const auto& sub : run.submissions) {
     csv += csv_field(sub.name);
     int total = 0, max_total = 0;
@@ -51,7 +53,8 @@ std::string gradebook_csv(const GradeRun& run) {
         if (lab.lab == name && lab_speedup(lab)) cell = format_speedup(*lab_speedup(lab), false);
       csv += "," + csv_field(cell);
     }
-    csv += "," + std::to_string(total) + "," + std::to_string(max_total) + "\n";
+    csv += "," + std::to_string(total) + "," + std::to_string(max_total);
+    csv += run.sandbox_degraded ? "," + csv_field("DEGRADED (sandbox " + run.sandbox_mode + ")") + "\n" : "\n";
   }
   return csv;
 }

@@ -78,9 +78,15 @@ nlohmann::json gradescope_results(const SubmissionResult& submission, const Grad
                                {"order", leaderboard_order(m.name)}});
   }
   std::ostringstream summary;
+  if (run.sandbox_degraded) summary << degraded_notice(run) << "\n";
   summary << passed << " of " << (passed + failed) << " labs passed";
   if (skipped > 0) summary << "; " << skipped << " GPU lab(s) skipped: " << skip_reasons;
-  summary << ". Seed " << run.seed << " (replay with COURSE_SEED=" << run.seed << ").";
+  if (run.batch)
+    summary << ". Seed " << submission.seed << " (this submission's own seed, derived from the run seed " << run.seed
+            << " and its name; replay it alone with COURSE_SEED=" << submission.seed << " and --submission, or the whole "
+            << "batch with COURSE_SEED=" << run.seed << ").";
+  else
+    summary << ". Seed " << run.seed << " (replay with COURSE_SEED=" << run.seed << ").";
   nlohmann::json results = {{"score", score},
                             {"max_score", max_score},
                             {"execution_time", static_cast<int>(run.seconds + 0.5)},

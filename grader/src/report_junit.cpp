@@ -20,7 +20,8 @@ std::string seconds(double s) {
   return out.str();
 }
 
-void write_suite(std::ostringstream& xml, const SubmissionResult& sub, const LabResult& lab, bool hidden_cases) {
+void write_suite(std::ostringstream& xml, const SubmissionResult& sub, const LabResult& lab, bool hidden_cases,
+                 const std::string& degraded) {
   const std::string classname = sub.name + "." + lab.lab;
   // A lab that failed as a whole (no build, crash, time-out, ...) gets a test case of its own, so
   // that CI shows the reason even when no individual case failed.
@@ -31,6 +32,9 @@ void write_suite(std::ostringstream& xml, const SubmissionResult& sub, const Lab
   xml << "  <testsuite" << attr("name", classname) << attr("tests", std::to_string(lab.cases.size() + (lab_error || skipped)))
       << attr("failures", std::to_string(failures)) << attr("errors", lab_error ? "1" : "0")
       << attr("skipped", skipped ? "1" : "0") << attr("time", seconds(lab.seconds)) << ">\n";
+  // A degraded sandbox is said in every suite, as a property and in its output.
+  if (!degraded.empty())
+    xml << "    <properties><property" << attr("name", "sandbox") << attr("value", degraded) << "/></properties>\n";
   for (const auto& c : lab.cases) {
     xml << "    <testcase" << attr("classname", classname) << attr("name", c.name) << attr("time", seconds(c.seconds));
     if (c.passed) {
@@ -60,7 +64,7 @@ std::string junit_xml(const GradeRun& run) {
   xml << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites" << attr("name", "course_grader")
       << attr("time", seconds(run.seconds)) << ">\n";
   for (const auto& sub : run.submissions)
-    for (const auto& lab : sub.labs) write_suite(xml, sub, lab, run.hidden_cases);
+    for (const auto& lab : sub.labs) write_suite(xml, sub, lab, run.hidden_cases, degraded_notice(run));
   xml << "</testsuites>\n";
   return xml.str();
 }

@@ -1,4 +1,5 @@
 #include "report_terminal.hpp"
+#include "text_util.hpp"
 
 #include <unistd.h>
 
@@ -79,16 +80,25 @@ std::string TerminalReport::status_word(LabStatus status) const {
 
 void TerminalReport::begin(const std::string& title, const GradeRun& run, bool gpu_labs) {
   std::fprintf(out_, "%s\n", paint(title, kBold).c_str());
-  std::fprintf(out_, "%s\n", paint("  seed " + std::to_string(run.seed) + " (replay with COURSE_SEED=" +
-                                       std::to_string(run.seed) + ")" +
+  const std::string seed =
+      run.batch ? "  run seed " + std::to_string(run.seed) + " (replay the batch with COURSE_SEED=" + std::to_string(run.seed) +
+                      "; each submission has its own seed, shown with it)"
+                : "  seed " + std::to_string(run.seed) + " (replay with COURSE_SEED=" + std::to_string(run.seed) + ")";
+  std::fprintf(out_, "%s\n", paint(seed +
                                        (run.has_gpu || !gpu_labs ? "" : "; no GPU here: GPU labs will be skipped"),
                                    kDim)
                                  .c_str());
+  if (run.sandbox_degraded) std::fprintf(out_, "%s\n", paint("  " + degraded_notice(run), kYellow).c_str());
   std::fflush(out_);
 }
 
 void TerminalReport::submission_started(const SubmissionResult& submission, bool many) {
-  if (many) std::fprintf(out_, "%s  %s\n", paint(submission.name, kBold).c_str(), paint(submission.folder, kDim).c_str());
+  if (many)
+    std::fprintf(out_, "%s  %s\n", paint(submission.name, kBold).c_str(),
+                 paint(clean_text(submission.folder) + "  seed " + std::to_string(submission.seed) + " (alone: COURSE_SEED=" +
+                           std::to_string(submission.seed) + " with --submission)",
+                       kDim)
+                     .c_str());
   std::fflush(out_);
 }
 
@@ -160,7 +170,7 @@ void TerminalReport::next_step(const GradeRun& run, const SubmissionResult& subm
     return;
   }
   std::fprintf(out_, "\n%s %s: %s\n", paint("Next:", kBold).c_str(), next->lab.c_str(), next->reason.c_str());
-  for (const auto& file : next->student_files) std::fprintf(out_, "  edit   %s\n", display_path(file).c_str());
+  for (const auto& file : next->student_files) std::fprintf(out_, "  edit   %s\n", clean_text(display_path(file)).c_str());
   if (!next->hint.empty()) std::fprintf(out_, "  hint   %s\n", next->hint.c_str());
   if (next->failed_by_cases && !next->details.empty())
     std::fprintf(out_, "  first failure:\n%s", indent(next->details, "    ", 10).c_str());
@@ -202,6 +212,8 @@ void TerminalReport::finish(const GradeRun& run) {
   clear_activity();
   if (run.submissions.size() == 1) next_step(run, run.submissions.front());
   else gradebook_table(run);
+  // Said again at the end, where a reader of a long report looks first.
+  if (run.sandbox_degraded) std::fprintf(out_, "%s\n", paint(degraded_notice(run), kYellow).c_str());
   std::fflush(out_);
 }
 

@@ -72,14 +72,19 @@ struct SubmissionResult {
   std::string name;    ///< variant name (sanitized), e.g. exercises, solutions, alice
   std::string folder;  ///< the folder that was graded
   std::vector<LabResult> labs;
+  std::uint64_t seed = 0;  ///< this submission's COURSE_SEED (student_seed() in a batch)
 };
 
 struct GradeRun {
   std::vector<SubmissionResult> submissions;
-  std::uint64_t seed = 0;
+  std::uint64_t seed = 0;  ///< the run's seed (COURSE_SEED or random)
+  bool batch = false;      ///< --submissions: every submission has its own seed derived from `seed`
   bool has_gpu = false;
   std::string gpu_reason;  ///< why not, when has_gpu is false
   int points_per_lab = 10;
+  std::string sandbox_mode;         ///< the worker sandbox this machine gives: bwrap, unshare, user or none
+  bool sandbox_degraded = false;    ///< student code runs without isolation: every report says DEGRADED
+  std::string sandbox_description;  ///< one line: what the sandbox is (or lacks)
   bool hidden_cases = false;  ///< --hidden ran: program output stays out of student-visible results
   double seconds = 0;
   std::string regrade_command;  ///< e.g. "./course grade" (+ the lab), for the next-step hint

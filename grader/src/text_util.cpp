@@ -2,55 +2,28 @@
 #include "text_util.hpp"
 
 #include "results.hpp"
+#include "text/inert_text.hpp"
 
 namespace course_grader {
 
-std::string clean_text(const std::string& text) {
-  std::string out;
-  out.reserve(text.size());
-  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
-  const std::size_t n = text.size();
-  for (std::size_t i = 0; i < n;) {
-    const unsigned char c = s[i];
-    if (c < 0x80) {
-      // A carriage return would let a line overwrite itself on a terminal ("\rPASSED"): dropped.
-      if (c != '\r') out += (c < 0x20 && c != '\t' && c != '\n') || c == 0x7f ? '?' : static_cast<char>(c);
-      ++i;
-      continue;
-    }
-    // Length of the sequence from its lead byte, and the smallest code point it may encode
-    // (rejects overlong forms).
-    std::size_t length = 0;
-    unsigned min_code = 0;
-    unsigned code = 0;
-    if ((c & 0xe0) == 0xc0) {
-      length = 2;
-      min_code = 0x80;
-      code = c & 0x1fu;
-    } else if ((c & 0xf0) == 0xe0) {
-      length = 3;
-      min_code = 0x800;
-      code = c & 0x0fu;
-    } else if ((c & 0xf8) == 0xf0) {
-      length = 4;
-      min_code = 0x10000;
-      code = c & 0x07u;
-    }
-    bool valid = length > 0 && i + length <= n;
-    for (std::size_t k = 1; valid && k < length; ++k) {
-      valid = (s[i + k] & 0xc0) == 0x80;
-      code = (code << 6) | (s[i + k] & 0x3fu);
-    }
-    valid = valid && code >= min_code && code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff);
-    if (valid) {
-      out.append(text, i, length);
-      i += length;
-    } else {
-      out += '?';
-      ++i;
-    }
+std::string clean_text(const std::string& text) { return grader::text::inert_text(text); }
+
+std::string degraded_notice(const GradeRun& run) {
+  if (!run.sandbox_degraded) return "";
+  return "DEGRADED: student code ran WITHOUT isolation (sandbox mode " + run.sandbox_mode +
+         "): as the grader's own user, able to read and change what that user can (hidden cases, "
+         "reference workers, other submissions, the reports). " + clean_text(run.sandbox_description);
+}
+
+void make_inert(LabResult& lab) {
+  for (std::string* field : {&lab.reason, &lab.hint, &lab.details, &lab.output, &lab.sanitizer_report, &lab.sandbox})
+    *field = clean_text(*field);
+  for (std::string& note : lab.notes) note = clean_text(note);
+  for (CaseResult& c : lab.cases) {
+    c.name = clean_text(c.name);
+    c.exception = clean_text(c.exception);
+    for (std::string& m : c.messages) m = clean_text(m);
   }
-  return out;
 }
 
 std::string xml_escape(const std::string& text) {

@@ -6,10 +6,22 @@
 
 namespace course_grader {
 
-/// Replaces bytes that are not valid UTF-8 with '?' and control characters other than tab and
-/// newline with '?' (escape sequences cannot reach a terminal, XML 1.0 cannot carry them at
-/// all); drops carriage returns.
+/// Student text made inert: grader::text::inert_text (grader/text/inert_text.hpp): invalid
+/// UTF-8, C0/C1 controls and Unicode format characters (bidi overrides and isolates, zero-width
+/// characters) become '?' (escape sequences cannot reach a terminal, XML 1.0 cannot carry them,
+/// nothing can reorder a line); carriage returns are dropped.
 std::string clean_text(const std::string& text);
+
+struct LabResult;
+struct GradeRun;
+
+/// The one line every report shows when the run's sandbox is degraded ("" when it is not).
+std::string degraded_notice(const GradeRun& run);
+
+/// Every text field of a lab's result through clean_text (reason, hint, details, output,
+/// sanitizer report, notes, the cases' messages and exceptions): run on every result before any
+/// report sees it, so a field a future change fills from student text is covered too.
+void make_inert(LabResult& lab);
 
 /// Escapes & < > " ' for XML text and attribute values (after clean_text).
 std::string xml_escape(const std::string& text);

@@ -7,6 +7,7 @@
 
 #include "../test_support.hpp"
 #include "build_driver.hpp"
+#include "grade_command.hpp"
 #include "gpu_probe.hpp"
 
 using course_grader::CommandResult;
@@ -158,6 +159,88 @@ TEST_CASE("cli: a GPU lab this build could not compile (no CUDA toolkit) is skip
   CHECK(contains(results["output"].get<std::string>(), "1 GPU lab(s) skipped: no CUDA toolkit"));
   CHECK(grader_test::read_file(dir / "grades.csv") ==
         "submission,fake_cpu_lab,fake_gpu_lab,total,max_total\nexercises,10,skipped,10,10\n");
+}
+
+TEST_CASE("cli: a batch gives every submission its own seed from the run seed and its name, replayable") {
+  // Documented rule (grade_command.hpp student_seed): FNV-1a-64("<run seed>:<name>") mod 1e9.
+  CHECK(course_grader::student_seed(4242, "alice") == 969490079u);
+  CHECK(course_grader::student_seed(4242, "bob") == 159632508u);
+  CHECK(course_grader::student_seed(4243, "alice") != course_grader::student_seed(4242, "alice"));
+  grader_test::TempDir dir;
+  fs::create_directories(dir / "subs/alice");
+  fs::create_directories(dir / "subs/bob");
+  const std::string manifest = write_manifest(
+      dir, {{"alice", program(fake_program(dir, "pass"))}, {"bob", program(fake_program(dir, "pass"))}},
+      {{"alice", program("", {"fake_gpu_lab/kernel.cu"})}, {"bob", program("", {"fake_gpu_lab/kernel.cu"})}},
+      {{{"name", "alice"}, {"folder", dir / "subs/alice"}}, {{"name", "bob"}, {"folder", dir / "subs/bob"}}});
+  ::setenv("COURSE_SEED", "4242", 1);
+  const CommandResult batch = grader({"grade", "--no-build", "--manifest", manifest, "--submissions", dir / "subs",
+                                      "--json", dir / "all.json", "--junit", dir / "junit.xml", "fake_cpu_lab"});
+  const CommandResult again = grader({"grade", "--no-build", "--manifest", manifest, "--submissions", dir / "subs",
+                                      "--junit", dir / "again.xml", "fake_cpu_lab"});
+  INFO(batch.output);
+  CHECK(batch.exit_code == 0);
+  CHECK(again.exit_code == 0);
+  CHECK(contains(batch.output, "run seed 4242"));
+  CHECK(contains(batch.output, "seed 969490079"));
+  CHECK(contains(batch.output, "seed 159632508"));
+  // Each lab program really ran with its student's seed (the program prints it first).
+  const std::string junit = grader_test::read_file(dir / "junit.xml");
+  CHECK(contains(junit, "fake_cpu_lab: seed 969490079"));
+  CHECK(contains(junit, "fake_cpu_lab: seed 159632508"));
+  CHECK_FALSE(contains(junit, "fake_cpu_lab: seed 4242 "));
+  const auto all = nlohmann::json::parse(grader_test::read_file(dir / "all.json"));
+  CHECK(contains(all["submissions"]["alice"]["output"].get<std::string>(), "Seed 969490079"));
+  CHECK(contains(all["submissions"]["bob"]["output"].get<std::string>(), "Seed 159632508"));
+  // The same run seed replays every student's seed.
+  CHECK(contains(grader_test::read_file(dir / "again.xml"), "fake_cpu_lab: seed 159632508"));
+  // The student's seed alone replays that student: --submission takes COURSE_SEED as it is.
+  ::setenv("COURSE_SEED", "159632508", 1);
+  const CommandResult alone = grader({"grade", "--no-build", "--manifest", manifest, "--submission", dir / "subs/bob",
+                                      "--junit", dir / "alone.xml", "fake_cpu_lab"});
+  ::unsetenv("COURSE_SEED");
+  INFO(alone.output);
+  CHECK(alone.exit_code == 0);
+  CHECK(contains(grader_test::read_file(dir / "alone.xml"), "fake_cpu_lab: seed 159632508"));
+}
+
+TEST_CASE("cli: --hidden in sandbox mode none is refused without --allow-degraded; with it every report says DEGRADED") {
+  grader_test::TempDir dir;
+  fs::create_directories(dir / "hidden");
+  fs::create_directories(dir / "subs/alice");
+  const std::string manifest = write_manifest(
+      dir, {{"alice", program(fake_program(dir, "pass"))}}, {{"alice", program("", {"fake_gpu_lab/kernel.cu"})}},
+      {{{"name", "alice"}, {"folder", dir / "subs/alice"}}});
+  ::setenv("COURSE_SANDBOX", "none", 1);
+  const CommandResult refused = grader({"grade", "--no-build", "--manifest", manifest, "--submissions", dir / "subs",
+                                        "--hidden", dir / "hidden", "--json", dir / "refused.json", "fake_cpu_lab"});
+  const CommandResult allowed =
+      grader({"grade", "--no-build", "--manifest", manifest, "--submissions", dir / "subs", "--hidden", dir / "hidden",
+              "--allow-degraded", "--json", dir / "all.json", "--junit", dir / "junit.xml", "--csv", dir / "book.csv",
+              "fake_cpu_lab"});
+  const CommandResult no_hidden =
+      grader({"grade", "--no-build", "--manifest", manifest, "--submissions", dir / "subs", "fake_cpu_lab"});
+  ::unsetenv("COURSE_SANDBOX");
+  {
+    INFO(refused.output);
+    CHECK(refused.exit_code == 2);
+    CHECK(contains(refused.output, "--hidden refused"));
+    CHECK(contains(refused.output, "could read the hidden cases"));
+    CHECK(contains(refused.output, "run the grader as root"));
+    CHECK(contains(refused.output, "user namespaces"));
+    CHECK(contains(refused.output, "--allow-degraded"));
+    CHECK_FALSE(fs::exists(dir / "refused.json"));  // nothing was graded
+  }
+  INFO(allowed.output);
+  CHECK(allowed.exit_code == 0);
+  CHECK(contains(allowed.output, "DEGRADED: student code ran WITHOUT isolation (sandbox mode none)"));
+  const auto all = nlohmann::json::parse(grader_test::read_file(dir / "all.json"));
+  CHECK(contains(all["output"].get<std::string>(), "DEGRADED"));  // one submission: one results object
+  CHECK(contains(grader_test::read_file(dir / "junit.xml"), "DEGRADED"));
+  CHECK(contains(grader_test::read_file(dir / "book.csv"), "DEGRADED"));
+  // Without hidden cases there is nothing to protect: graded, and still said plainly.
+  CHECK(no_hidden.exit_code == 0);
+  CHECK(contains(no_hidden.output, "DEGRADED"));
 }
 
 }  // TEST_SUITE

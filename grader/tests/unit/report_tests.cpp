@@ -4,6 +4,7 @@
 #include "handout.hpp"
 #include "report_files.hpp"
 #include "text_util.hpp"
+#include "text/inert_text.hpp"
 
 using namespace course_grader;
 
@@ -51,6 +52,68 @@ TEST_CASE("text: invalid UTF-8 and control characters become '?', valid UTF-8 st
   CHECK(clean_text("\xed\xa0\x80") == "???");  // UTF-16 surrogate
   CHECK(clean_text("a\x01\tb\n") == "a?\tb\n");
   CHECK(clean_text("\xe2\x9c") == "??");  // cut short
+}
+
+TEST_CASE("text: C1 controls become '?' (one-character CSI U+009B, NEL U+0085), also as overlong forms") {
+  CHECK(clean_text("\xc2\x9b" "2J") == "?2J");            // U+009B CSI: erases the screen on some terminals
+  CHECK(clean_text("a\xc2\x85" "b") == "a?b");            // U+0085 NEL: a line break
+  CHECK(clean_text("\xc2\x80\xc2\x9f") == "??");        // both ends of the C1 range
+  CHECK(clean_text("\xc2\xa0\xc2\xa9") == "\xc2\xa0\xc2\xa9");  // U+00A0, U+00A9 stay
+  CHECK(clean_text("\x9b" "31m") == "?31m");               // a raw C1 byte is invalid UTF-8
+  CHECK(clean_text("\xc1\x9b") == "??");                  // overlong ESC [ is rejected
+  CHECK(clean_text("\x1b[2J\x7f\x07") == "?[2J??");      // C0 and DEL
+  CHECK(clean_text("ok\rFAKE") == "okFAKE");               // a carriage return is dropped
+}
+
+TEST_CASE("text: bidi embeddings, overrides and isolates become '?'") {
+  // U+202A..U+202E (LRE RLE PDF LRO RLO), U+2066..U+2069 (LRI RLI FSI PDI), U+061C, LRM/RLM.
+  for (const char* ch : {"\xe2\x80\xaa", "\xe2\x80\xab", "\xe2\x80\xac", "\xe2\x80\xad", "\xe2\x80\xae",
+                         "\xe2\x81\xa6", "\xe2\x81\xa7", "\xe2\x81\xa8", "\xe2\x81\xa9", "\xd8\x9c",
+                         "\xe2\x80\x8e", "\xe2\x80\x8f"})
+    CHECK_MESSAGE(clean_text(std::string("x") + ch + "y") == "x?y", "bytes " << ch);
+  CHECK(clean_text("Status: \xe2\x80\xae!SSECCUS") == "Status: ?!SSECCUS");
+}
+
+TEST_CASE("text: zero-width, separator and other format characters become '?'") {
+  // U+200B..U+200D, U+2028, U+2029, U+2060..U+2064, U+FEFF, U+00AD, U+E0041 (a tag character).
+  for (const char* ch : {"\xe2\x80\x8b", "\xe2\x80\x8c", "\xe2\x80\x8d", "\xe2\x80\xa8", "\xe2\x80\xa9",
+                         "\xe2\x81\xa0", "\xe2\x81\xa4", "\xef\xbb\xbf", "\xc2\xad", "\xf3\xa0\x81\x81"})
+    CHECK_MESSAGE(clean_text(std::string("x") + ch + "y") == "x?y", "bytes " << ch);
+  // Neighbours of the ranges stay: U+200A (hair space), U+2030 (per mille), U+2065 is unassigned
+  // but harmless, U+FEFE, an emoji.
+  for (const char* ch : {"\xe2\x80\x8a", "\xe2\x80\xb0", "\xef\xbb\xbe", "\xf0\x9f\x98\x80"})
+    CHECK_MESSAGE(clean_text(std::string("x") + ch + "y") == std::string("x") + ch + "y", "bytes " << ch);
+  CHECK(grader::text::is_unsafe_code_point(0x202e));
+  CHECK_FALSE(grader::text::is_unsafe_code_point(0x20ac));  // the euro sign
+}
+
+TEST_CASE("text: a UTF-8 character cut at the end of a piece of a stream is held back, nothing else") {
+  using grader::text::incomplete_utf8_tail;
+  CHECK(incomplete_utf8_tail("abc") == 0);
+  CHECK(incomplete_utf8_tail("") == 0);
+  CHECK(incomplete_utf8_tail("a\xc3") == 1);              // first byte of a 2-byte character
+  CHECK(incomplete_utf8_tail("a\xc3\xa9") == 0);          // complete
+  CHECK(incomplete_utf8_tail("a\xe2\x80") == 2);          // 2 of 3 bytes
+  CHECK(incomplete_utf8_tail("a\xf0\x9f\x98") == 3);      // 3 of 4 bytes
+  CHECK(incomplete_utf8_tail("a\xf0\x9f\x98\x80") == 0);  // complete
+  CHECK(incomplete_utf8_tail("a\x80\x80\x80\x80") == 0);  // stray continuation bytes: cleaned now
+  // Held back and joined, a split C1 control is still replaced; a split letter survives.
+  const std::string first = "x\xc2", second = "\x9b" "2J";
+  const std::size_t keep = incomplete_utf8_tail(first);
+  CHECK(clean_text(first.substr(0, first.size() - keep)) + clean_text(first.substr(first.size() - keep) + second) == "x?2J");
+}
+
+TEST_CASE("text: make_inert cleans every text field of a lab result") {
+  LabResult lab;
+  const std::string evil = "\xc2\x9b" "2J\xe2\x81\xa7Status: SUCCESS!";
+  lab.reason = lab.hint = lab.details = lab.output = lab.sanitizer_report = lab.sandbox = evil;
+  lab.notes = {evil};
+  lab.cases.push_back(CaseResult{evil, false, 0, {evil}, evil});
+  make_inert(lab);
+  const std::string want = "?2J?Status: SUCCESS!";
+  for (const std::string* field : {&lab.reason, &lab.hint, &lab.details, &lab.output, &lab.sanitizer_report, &lab.sandbox,
+                                   &lab.notes[0], &lab.cases[0].name, &lab.cases[0].messages[0], &lab.cases[0].exception})
+    CHECK(*field == want);
 }
 
 TEST_CASE("text: XML escaping") {
