@@ -134,7 +134,8 @@ def main():
     # GPU labs' faults need a GPU to be caught (without one the lab is skipped): left out here.
     manifest = json.loads((args.build_dir / "labs" / "manifest.json").read_text())
     gpu_labs = {lab["name"] for lab in manifest["labs"] if lab["device"] == "gpu"}
-    if not has_gpu():
+    gpu_here = has_gpu()
+    if not gpu_here:
         left_out = [k for k, v in faults.items() if v["lab"] in gpu_labs]
         faults = {k: v for k, v in faults.items() if v["lab"] not in gpu_labs}
         if left_out:
@@ -147,9 +148,12 @@ def main():
         shutil.rmtree(subs)
     subs.mkdir(parents=True)
     # With --only, the untouched solutions hold just the labs the chosen faults change or use (a
-    # GPU lab's subset then fits one short run on a GPU machine); without it, every lab.
-    if args.only:
+    # GPU lab's subset then fits one short run on a GPU machine); without it, every lab -- except,
+    # without a GPU, the GPU labs, which would only be compiled (minutes of nvcc) to be skipped.
+    if args.only or not gpu_here:
         involved = {lab for spec in faults.values() for lab in [spec["lab"], *spec.get("also", [])]}
+        if not args.only:
+            involved |= {lab["name"] for lab in manifest["labs"]} - gpu_labs
         untouched_dir = subs / "solutions_untouched"
         for lab in sorted(involved):
             shutil.copytree(solutions / lab, untouched_dir / lab, copy_function=shutil.copy)
