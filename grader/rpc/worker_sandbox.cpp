@@ -6,11 +6,13 @@
 #include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -182,19 +184,53 @@ std::vector<std::string> unshare_argv(const SandboxSpec& spec, int uid, const st
 
 // --- the dedicated user --------------------------------------------------------------------------
 
-bool uid_has_processes(uid_t uid) {
-  DIR* proc = ::opendir("/proc");
-  if (proc == nullptr) return false;
+// Whether a process of `uid` other than `self` exists (zombies included). Raw system calls
+// only, no allocation: async-signal-safe, for the watchdog.
+bool uid_alive(uid_t uid, pid_t self) {
+  const int dir = ::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) return false;
+  struct Entry {
+    std::uint64_t ino;
+    std::int64_t off;
+    unsigned short reclen;
+    unsigned char type;
+    char name[1];
+  };
+  alignas(8) char buf[16384];
   bool found = false;
-  while (dirent* e = ::readdir(proc)) {
-    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-    struct stat st {};
-    if (::stat((std::string("/proc/") + e->d_name).c_str(), &st) == 0 && st.st_uid == uid) {
-      found = true;
-      break;
+  while (!found) {
+    const long n = ::syscall(SYS_getdents64, dir, buf, sizeof buf);
+    if (n <= 0) break;
+    for (long at = 0; at < n && !found;) {
+      const auto* e = reinterpret_cast<const Entry*>(buf + at);
+      at += e->reclen;
+      long pid = 0;
+      const char* c = e->name;
+      for (; *c >= '0' && *c <= '9'; ++c) pid = pid * 10 + (*c - '0');
+      if (c == e->name || *c != '\0' || pid == self) continue;
+      struct stat st {};
+      if (::fstatat(dir, e->name, &st, 0) != 0 || st.st_uid != uid) continue;
+      // A zombie (state Z) is dead already; reaping it is its new parent's business.
+      char path[64] = {};
+      std::size_t k = 0;
+      for (const char* q = e->name; *q != '\0' && k < 40; ++q) path[k++] = *q;
+      for (const char* q = "/stat"; *q != '\0'; ++q) path[k++] = *q;
+      const int fd = ::openat(dir, path, O_RDONLY | O_CLOEXEC);
+      if (fd < 0) continue;
+      char text[512];
+      const ssize_t got = ::read(fd, text, sizeof text - 1);
+      ::close(fd);
+      if (got <= 0) continue;
+      char state = '?';
+      for (ssize_t j = got - 1; j > 0; --j)
+        if (text[j] == ')' && j + 2 < got) {
+          state = text[j + 2];
+          break;
+        }
+      if (state != 'Z' && state != 'X') found = true;
     }
   }
-  ::closedir(proc);
+  ::close(dir);
   return found;
 }
 
@@ -232,7 +268,7 @@ int claim_uid(int& lock_fd, std::string& error) {
     const std::string path = dir + "/uid-" + std::to_string(uid);
     const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0) continue;
-    if (::flock(fd, LOCK_EX | LOCK_NB) != 0 || uid_has_processes(static_cast<uid_t>(uid))) {
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0 || uid_alive(static_cast<uid_t>(uid), -1)) {
       ::close(fd);
       continue;
     }
@@ -391,14 +427,16 @@ SandboxPlan make_plan(bool gpu) {
 // --- the watchdog ------------------------------------------------------------------------------------
 
 // Kills every process of `uid` the way only that uid can be sure to: a child that becomes the
-// uid and sends SIGKILL to every process it may signal, until there is none (at most ~5 s).
+// uid and sends SIGKILL to every process it may signal, until /proc shows none (at most ~5 s;
+// kill(-1) itself cannot tell, it succeeds whenever any other process exists).
 // Only async-signal-safe calls: it also runs in the watchdog, a child of a threaded program.
 void kill_uid(uid_t uid) {
   const pid_t pid = ::fork();
   if (pid == 0) {
     if (::setresgid(uid, uid, uid) != 0 || ::setresuid(uid, uid, uid) != 0) ::_exit(1);
     for (int i = 0; i < 5000; ++i) {
-      if (::kill(-1, SIGKILL) != 0 && errno == ESRCH) ::_exit(0);
+      ::kill(-1, SIGKILL);
+      if (!uid_alive(uid, ::getpid())) ::_exit(0);
       const timespec ms{0, 1000000};
       ::nanosleep(&ms, nullptr);
     }
