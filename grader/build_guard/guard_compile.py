@@ -308,6 +308,36 @@ def run_fenced(sandbox, command, stage):
     return done.returncode
 
 
+def check_include_lines(lab_dir, allow):
+    """Before compiling: an #include that names a file outside the lab folder by an absolute path
+    or by climbing out with "..", e.g. a golden reference or a solution, is refused with the line
+    that does it. (Inside the fence such a file is not there anyway; this says why.)"""
+    for root, _, files in os.walk(lab_dir):
+        for name in sorted(files):
+            path = os.path.join(root, name)
+            with open(path, encoding="utf-8", errors="replace") as f:
+                for number, line in enumerate(f, 1):
+                    m = re.match(r'\s*#\s*include\s*[<"]([^>"]+)[>"]', line)
+                    if not m:
+                        continue
+                    target = m.group(1)
+                    if target.startswith("/"):
+                        real = os.path.realpath(target)
+                        if any(real == a or real.startswith(a + os.sep) for a in allow):
+                            continue
+                        if real.startswith(SYSTEM_PREFIXES) and not any(real.startswith(p) for p in forbidden_roots()):
+                            continue
+                    elif ".." in target.replace("\\", "/").split("/"):
+                        real = os.path.realpath(os.path.join(root, target))
+                        if real.startswith(lab_dir + os.sep):
+                            continue
+                    else:
+                        continue
+                    fail(f"{os.path.relpath(path, lab_dir)}:{number}: {line.strip()}: including {target} is not "
+                         f"allowed: a lab file may include only its own folder, common/include (course/..., "
+                         f"labs/...) and system headers")
+
+
 def main():
     allow, sources, link_only, sandbox, command = parse_args(sys.argv[1:])
     if not command:
@@ -323,6 +353,7 @@ def main():
     source = source_of(command)
     if sources is not None:
         check_no_links(sys.argv[sys.argv.index("--sources") + 1])
+        check_include_lines(sources, allow)
     if source is not None and sources is not None:
         if os.path.islink(source):
             fail(f"{source} is a symbolic link: submit the file itself")
