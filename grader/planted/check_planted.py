@@ -185,6 +185,10 @@ def main():
                 if folder.exists():
                     shutil.rmtree(folder)
                 folder.mkdir(parents=True)
+                # A classmate in the same batch (a target for the fault, and proof that honest
+                # work passes in that mode too).
+                for lab in sorted(involved) if involved is not None else [p.name for p in solutions.iterdir() if p.is_dir()]:
+                    shutil.copytree(solutions / lab, folder / "solutions_untouched" / lab, copy_function=shutil.copy)
             folder = mode_dirs[spec["sandbox"]]
         for lab in [spec["lab"], *spec.get("also", [])]:
             shutil.copytree(solutions / lab, folder / name / lab, copy_function=shutil.copy)
@@ -212,7 +216,7 @@ def main():
     results = grade(subs, args.work_dir / "planted_results.json", {})
     for mode, folder in sorted(mode_dirs.items()):
         for key, value in grade(folder, args.work_dir / f"planted_results_{mode}.json", {"COURSE_SANDBOX": mode}).items():
-            results[key] = value
+            results[f"solutions_untouched_{mode}" if key == "solutions_untouched" else key] = value
 
     problems = []
     daemons = stray_daemons()
@@ -220,14 +224,14 @@ def main():
         problems.append(f"planted daemons outlived the grading run: pids {daemons}")
         for pid in daemons:
             subprocess.run(["kill", "-9", pid])
-    odd = [r for key, r in results.items() if key not in faults and key != "solutions_untouched"]
+    odd = [r for key, r in results.items() if key not in faults and not key.startswith("solutions_untouched")]
     if check_odd_name and (len(odd) != 1 or any(t.get("status") != "passed" for t in odd[0]["tests"]
                             if t["name"].split(" ")[0] == "lab01_conv2d")):
         problems.append(f"the submission in the folder {odd_name!r} was not graded as passing: {list(results)}")
-    untouched = results["solutions_untouched"]["tests"]
-    for test in untouched:
-        if test.get("status") == "failed":
-            problems.append(f"untouched solutions: {test['name']} failed:\n{test['output']}")
+    for key in [k for k in results if k.startswith("solutions_untouched")]:
+        for test in results[key]["tests"]:
+            if test.get("status") == "failed":
+                problems.append(f"untouched solutions ({key}): {test['name']} failed:\n{test['output']}")
     print(f"\n{'fault':40} {'lab':28} caught")
     for name, spec in faults.items():
         lab_tests = [t for t in results[name]["tests"] if t["name"].split(" ")[0] == spec["lab"]]
