@@ -482,17 +482,6 @@ std::unique_ptr<SandboxRun> SandboxRun::prepare(const SandboxPlan& plan, const S
     if (run->uid_ < 0) return nullptr;
   }
   const auto uid = static_cast<uid_t>(run->uid_);
-  // The command's writable folders belong to the sandbox's user for the run (given back after).
-  if (run->uid_ >= 0) {
-    for (const std::string& p : spec.rw) {
-      struct stat st {};
-      if (::stat(p.c_str(), &st) != 0 || ::chown(p.c_str(), uid, uid) != 0) {
-        error = "cannot hand " + p + " to the sandbox's user: " + std::strerror(errno);
-        return nullptr;
-      }
-      run->chowned_.push_back({p, {st.st_uid, st.st_gid}});
-    }
-  }
   if (plan.mode == "bwrap" || plan.mode == "user") {
     // Without a root of its own, the user needs a path to what it may read.
     for (const std::string& p : spec.ro) {
@@ -504,6 +493,17 @@ std::unique_ptr<SandboxRun> SandboxRun::prepare(const SandboxPlan& plan, const S
     }
   }
 
+  // The command's writable folders belong to the sandbox's user for the run (given back after).
+  if (run->uid_ >= 0) {
+    for (const std::string& p : spec.rw) {
+      struct stat st {};
+      if (::stat(p.c_str(), &st) != 0 || ::chown(p.c_str(), uid, uid) != 0) {
+        error = "cannot hand " + p + " to the sandbox's user: " + std::strerror(errno);
+        return nullptr;
+      }
+      run->chowned_.push_back({p, {st.st_uid, st.st_gid}});
+    }
+  }
   std::string private_dir;
   if (plan.mode == "user" || plan.mode == "none") {
     // No private /tmp: the run gets a fresh folder of its own, removed afterwards.
@@ -605,8 +605,9 @@ std::unique_ptr<SandboxRun> SandboxRun::prepare(const SandboxPlan& plan, const S
       ::kill(target, SIGKILL);
     }
     if (claimed >= 0) kill_uid(static_cast<uid_t>(claimed));
-    for (auto& a : cleanup_argv) run_and_wait(a.data());
+    // --rw folders go back to their owners first: the sweep below removes what the uid owns.
     for (auto& [path, owner] : chown_back) [[maybe_unused]] const int ignored = ::chown(path, owner.first, owner.second);
+    for (auto& a : cleanup_argv) run_and_wait(a.data());
     ::_exit(0);
   }
   ::close(pipe_fds[0]);
@@ -638,6 +639,9 @@ void SandboxRun::finish() {
     while (::waitpid(watchdog_, &status, 0) < 0 && errno == EINTR) {
     }
     watchdog_ = -1;
+  } else {  // set-up failed before the watchdog started: undo what was done
+    for (const auto& [path, owner] : chowned_) [[maybe_unused]] const int ignored = ::chown(path.c_str(), owner.first, owner.second);
+    for (const std::string& dir : remove_dirs_) ::rmdir(dir.c_str());
   }
   if (lock_fd_ >= 0) ::close(lock_fd_);
   lock_fd_ = -1;

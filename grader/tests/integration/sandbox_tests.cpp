@@ -20,6 +20,8 @@
 
 #include "../test_support.hpp"
 
+using namespace grader_test;
+
 namespace {
 
 struct Ran {
@@ -106,7 +108,7 @@ TEST_CASE("isolation: course_sandbox fences a command in every mode that runs he
       } else {
         const std::string dir = templ;
         ::chmod(dir.c_str(), 0755);
-        write_file(dir + "/secret.txt", "secret\n");
+        write_file(dir + "/secret.txt", "the-hidden-content\n");
         ::chmod((dir + "/secret.txt").c_str(), 0644);
         if (mode != "user") {  // the positive control: without the hiding it is readable
           const Ran open = sandbox(mode, "-- /bin/cat " + dir + "/secret.txt");
@@ -114,7 +116,7 @@ TEST_CASE("isolation: course_sandbox fences a command in every mode that runs he
         }
         const Ran hidden = sandbox(mode, "-- /bin/cat " + dir + "/secret.txt", "COURSE_SANDBOX_HIDE=" + dir);
         CHECK_MESSAGE(hidden.code != 0, hidden.output);
-        CHECK(hidden.output.find("secret") == std::string::npos);
+        CHECK(hidden.output.find("the-hidden-content") == std::string::npos);
         std::filesystem::remove_all(dir);
       }
     }
