@@ -93,7 +93,7 @@ ln -s /proc/self/fd "$R/dev/fd"; ln -s /proc/self/fd/0 "$R/dev/stdin"
 ln -s /proc/self/fd/1 "$R/dev/stdout"; ln -s /proc/self/fd/2 "$R/dev/stderr"
 mkdir "$R/dev/shm"
 mount -t tmpfs -o size="$shm"m,mode=1777,nosuid,nodev course-shm "$R/dev/shm"
-mount -o remount,ro "$R/dev"
+mount -o remount,bind,ro,nosuid "$R/dev"
 what=cover
 while [ $# -gt 0 ]; do
   p=$1; shift
@@ -109,7 +109,7 @@ while [ $# -gt 0 ]; do
        else mount --bind -o nosuid,nodev "$p" "$R$p"; fi ;;
   esac
 done
-mount -o remount,ro "$R"
+mount -o remount,bind,ro "$R"
 if [ -n "$uid" ]; then
   set -- setpriv --reuid="$uid" --regid="$uid" --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs -- "$@"
 else
