@@ -36,6 +36,8 @@
 
 set(COURSE_LAB_RUNNER "${PROJECT_SOURCE_DIR}/grader/runner/lab_main.cpp")
 set(COURSE_GUARD_DIR "${PROJECT_SOURCE_DIR}/grader/build_guard")
+# The sandbox program the guarded compiler runs every compile of student code in (grader/CMakeLists.txt).
+set(COURSE_SANDBOX_PROGRAM "${PROJECT_BINARY_DIR}/grader/course_sandbox")
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
 
 function(course_add_lab lab)
@@ -107,10 +109,14 @@ function(course_add_lab lab)
     target_include_directories(${impl} PRIVATE "${lab_dir}")
     target_link_libraries(${impl} PUBLIC course::common ${ARG_LIBRARIES} PRIVATE course_warnings)
     # The guarded compiler: time and memory limits, and only the lab folder, common/include and
-    # system headers may be included (checked on the compiler's dependency output).
+    # system headers may be included (checked on the compiler's dependency output). The compile
+    # itself runs fenced in course_sandbox on staged copies of the lab folder and common/include:
+    # nothing else of the course, the build or other submissions is visible to it.
     set(guard "${Python3_EXECUTABLE}" "${COURSE_GUARD_DIR}/guard_compile.py"
-        --allow "${lab_dir}" --allow "${PROJECT_SOURCE_DIR}/common/include" --sources "${lab_dir}" --)
+        --allow "${lab_dir}" --allow "${PROJECT_SOURCE_DIR}/common/include" --sources "${lab_dir}"
+        --sandbox "${COURSE_SANDBOX_PROGRAM}" --)
     set_target_properties(${impl} PROPERTIES CXX_COMPILER_LAUNCHER "${guard}" CUDA_COMPILER_LAUNCHER "${guard}")
+    add_dependencies(${impl} course_sandbox)  # the fence exists before any student file is compiled
     # The symbols the student's objects define: only their lab's namespace (checked every build).
     add_custom_target(${impl}__symbols
       COMMAND "${Python3_EXECUTABLE}" "${COURSE_GUARD_DIR}/check_symbols.py" --namespace ${lab_namespace}

@@ -13,6 +13,10 @@ Each folder grader/planted/<fault>/ holds fault.json:
     status   "failed" (default) or "passed": an honest-but-unusual submission that must pass
     forbid   texts that must NOT appear in the report (e.g. an escape character, "LEAKED")
     symlink  true: the file becomes a symbolic link to the untouched solution file
+    hardlink true: the file becomes a hard link to the untouched solution file (the same file
+             under a second name)
+    sandbox  a sandbox mode (e.g. "user"): the fault is graded in a second run of its own with
+             COURSE_SANDBOX set to it (an attack on that mode)
     transform "crlf_bom": the file is rewritten with CRLF line ends and a UTF-8 byte-order mark
     no_metrics true: the lab must report no leaderboard metric
     file_text the name of a file in the fault's folder that replaces the solution file whole
@@ -20,7 +24,8 @@ Each folder grader/planted/<fault>/ holds fault.json:
     expect_any texts of which at least one must appear (a fault caught either by the tests or,
              when they happen to pass, by the sanitizer gate: a race)
   In "replace" texts, {SOURCE_DIR} and {BUILD_DIR} stand for the course tree and the build tree
-  (attacks aimed at them).
+  (attacks aimed at them), {WORK_DIR} for WORK_DIR and {SUBMISSIONS_DIR} for the folder of
+  submissions the fault is graded in.
 
 The script builds one folder of submissions -- the untouched solutions, and per fault a copy of
 the faulty lab (plus the labs it uses) with the edits applied -- grades it with ONE
@@ -73,6 +78,13 @@ def apply_fault(spec, target, original, fault, places, fault_dir):
     if spec.get("symlink"):
         target.unlink()
         target.symlink_to(original.resolve())
+    if spec.get("hardlink"):
+        target.unlink()
+        try:
+            os.link(original.resolve(), target)
+        except OSError:  # another file system: a second name of a copy is just as much a hard link
+            shutil.copyfile(original, target.with_name(target.name + ".orig"))
+            os.link(target.with_name(target.name + ".orig"), target)
     if spec.get("transform") == "crlf_bom":
         text = target.read_text().replace("\r\n", "\n").replace("\n", "\r\n")
         target.write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
@@ -165,29 +177,50 @@ def main():
     check_odd_name = involved is None or "lab01_conv2d" in involved
     if check_odd_name:
         shutil.copytree(solutions / "lab01_conv2d", subs / odd_name / "lab01_conv2d", copy_function=shutil.copy)
-    places = {"SOURCE_DIR": str(args.source_dir.resolve()), "BUILD_DIR": str(args.build_dir.resolve())}
+    places = {"SOURCE_DIR": str(args.source_dir.resolve()), "BUILD_DIR": str(args.build_dir.resolve()),
+              "WORK_DIR": str(args.work_dir.resolve())}
+    # Faults aimed at one sandbox mode are graded in a run of their own, in a folder of their own.
+    mode_dirs = {}
     for name, spec in faults.items():
+        folder = subs
+        if spec.get("sandbox"):
+            if spec["sandbox"] not in mode_dirs:
+                folder = mode_dirs[spec["sandbox"]] = args.work_dir / f"planted_{spec['sandbox']}"
+                if folder.exists():
+                    shutil.rmtree(folder)
+                folder.mkdir(parents=True)
+                # A classmate in the same batch (a target for the fault, and proof that honest
+                # work passes in that mode too).
+                for lab in sorted(involved) if involved is not None else [p.name for p in solutions.iterdir() if p.is_dir()]:
+                    shutil.copytree(solutions / lab, folder / "solutions_untouched" / lab, copy_function=shutil.copy)
+            folder = mode_dirs[spec["sandbox"]]
         for lab in [spec["lab"], *spec.get("also", [])]:
-            shutil.copytree(solutions / lab, subs / name / lab, copy_function=shutil.copy)
-        apply_fault(spec, subs / name / spec["lab"] / spec["file"], solutions / spec["lab"] / spec["file"], name, places,
-                    args.source_dir / "grader" / "planted" / name)
+            shutil.copytree(solutions / lab, folder / name / lab, copy_function=shutil.copy)
+        apply_fault(spec, folder / name / spec["lab"] / spec["file"], solutions / spec["lab"] / spec["file"], name,
+                    dict(places, SUBMISSIONS_DIR=str(folder.resolve())), args.source_dir / "grader" / "planted" / name)
 
     if args.timeout is None:
         grades_gpu_lab = any(spec["lab"] in gpu_labs for spec in faults.values())
         args.timeout = "60" if grades_gpu_lab else "15"
-    results_path = args.work_dir / "planted_results.json"
-    command = [args.grader, "grade", "--submissions", str(subs), "--source-dir", str(args.source_dir),
-               "--build-dir", str(args.build_dir), "--json", str(results_path), "--timeout", args.timeout,
-               "--memory-mb", "1024", "--jobs", args.jobs]
-    if involved is not None:
-        command += sorted(involved)  # grade just those labs
-    print("running:", " ".join(command), flush=True)
-    # A planted compiler bomb costs this long, not the default 300 s.
-    env = dict(os.environ, COURSE_BUILD_TIMEOUT_S="30")
-    completed = subprocess.run(command, env=env)
-    if completed.returncode not in (0, 1):
-        sys.exit(f"the grader failed to run (exit code {completed.returncode})")
-    results = json.loads(results_path.read_text())["submissions"]
+
+    def grade(folder, results_path, extra_env):
+        command = [args.grader, "grade", "--submissions", str(folder), "--source-dir", str(args.source_dir),
+                   "--build-dir", str(args.build_dir), "--json", str(results_path), "--timeout", args.timeout,
+                   "--memory-mb", "1024", "--jobs", args.jobs]
+        if involved is not None:
+            command += sorted(involved)  # grade just those labs
+        print("running:", " ".join(f"{k}={v}" for k, v in extra_env.items()), " ".join(command), flush=True)
+        # A planted compiler bomb costs this long, not the default 300 s.
+        env = dict(os.environ, COURSE_BUILD_TIMEOUT_S="30", **extra_env)
+        completed = subprocess.run(command, env=env)
+        if completed.returncode not in (0, 1):
+            sys.exit(f"the grader failed to run (exit code {completed.returncode})")
+        return json.loads(results_path.read_text())["submissions"]
+
+    results = grade(subs, args.work_dir / "planted_results.json", {})
+    for mode, folder in sorted(mode_dirs.items()):
+        for key, value in grade(folder, args.work_dir / f"planted_results_{mode}.json", {"COURSE_SANDBOX": mode}).items():
+            results[f"solutions_untouched_{mode}" if key == "solutions_untouched" else key] = value
 
     problems = []
     daemons = stray_daemons()
@@ -195,14 +228,14 @@ def main():
         problems.append(f"planted daemons outlived the grading run: pids {daemons}")
         for pid in daemons:
             subprocess.run(["kill", "-9", pid])
-    odd = [r for key, r in results.items() if key not in faults and key != "solutions_untouched"]
+    odd = [r for key, r in results.items() if key not in faults and not key.startswith("solutions_untouched")]
     if check_odd_name and (len(odd) != 1 or any(t.get("status") != "passed" for t in odd[0]["tests"]
                             if t["name"].split(" ")[0] == "lab01_conv2d")):
         problems.append(f"the submission in the folder {odd_name!r} was not graded as passing: {list(results)}")
-    untouched = results["solutions_untouched"]["tests"]
-    for test in untouched:
-        if test.get("status") == "failed":
-            problems.append(f"untouched solutions: {test['name']} failed:\n{test['output']}")
+    for key in [k for k in results if k.startswith("solutions_untouched")]:
+        for test in results[key]["tests"]:
+            if test.get("status") == "failed":
+                problems.append(f"untouched solutions ({key}): {test['name']} failed:\n{test['output']}")
     print(f"\n{'fault':40} {'lab':28} caught")
     for name, spec in faults.items():
         lab_tests = [t for t in results[name]["tests"] if t["name"].split(" ")[0] == spec["lab"]]

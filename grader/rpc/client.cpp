@@ -242,52 +242,59 @@ class Worker {
     const SandboxPlan& plan = sandbox_plan(options().gpu);
     std::signal(SIGPIPE, SIG_IGN);
 
+    // The worker comes in through a descriptor: it never has to be reachable by path from the
+    // sandbox's user (a checkout in a folder only root can enter works).
+    SandboxSpec spec;
+    spec.gpu = options().gpu;
+    spec.cover = hidden_paths();
+    spec.program_fd = true;
+    spec.command = {kSandboxProgramPath};
+    // Every writable tmpfs counts against the memory limit: a CPU lab's address space is lowered
+    // by the size of its /tmp (+ /dev/shm); a GPU worker (no address-space limit) gets 256 MiB.
+    spec.tmp_mb = sandbox_tmp_mb(options().gpu ? 0 : options().memory_mb);
+    // Sanitizer runs: compute-sanitizer starts the worker inside the sandbox and decides the
+    // worker's exit code (--error-exitcode), which the student's code cannot change.
+    // memcheck pads every allocation, so that a read just past the end of a buffer touches no
+    // neighbouring allocation and is reported.
+    if (!options().sanitizer.empty() && !sanitizer_program().empty()) {
+      spec.command = {sanitizer_program(), "--tool", options().sanitizer, "--error-exitcode", "86", "--print-limit", "20"};
+      if (options().sanitizer == "memcheck") spec.command.insert(spec.command.end(), {"--padding", "4096"});
+      spec.command.push_back(kSandboxProgramPath);
+    }
+    const int worker_fd = ::open(worker.c_str(), O_RDONLY | O_CLOEXEC);
+    if (worker_fd < 0)
+      throw WorkerFailure("cannot open the " + label_ + " " + worker + ": " + std::strerror(errno));
+    std::string why;
+    run_ = SandboxRun::prepare(plan, spec, why);
+    if (!run_) {
+      ::close(worker_fd);
+      throw WorkerFailure("cannot set up the worker's sandbox (" + plan.mode + "): " + why);
+    }
+    std::vector<std::string> argv = run_->argv();
+
     int request[2], reply[2];
     if (::pipe2(request, O_CLOEXEC) != 0 || ::pipe2(reply, O_CLOEXEC) != 0)
       throw WorkerFailure(std::string("cannot create the worker's pipes: ") + std::strerror(errno));
     // Replies of the speed gate carry megabytes of outputs: a 1 MiB pipe moves them in few
     // system calls (best effort; the default 64 KiB works too, only slower).
     ::fcntl(reply[1], F_SETPIPE_SZ, 1 << 20);
-    const int worker_fd = plan.worker_via_fd ? ::open(worker.c_str(), O_RDONLY | O_CLOEXEC) : -1;
     open_shared_region();
-
-    std::vector<std::string> argv = plan.prefix;
-    for (std::string& a : argv)
-      if (a == kWorkerPlaceholder) a = worker;
-    if (plan.mode == "none") argv.push_back(worker);
-    // Sanitizer runs: compute-sanitizer starts the worker inside the sandbox and decides the
-    // worker's exit code (--error-exitcode), which the student's code cannot change.
-    std::vector<std::string> sanitizer_env;
-    if (!options().sanitizer.empty() && !sanitizer_program().empty()) {
-      // memcheck pads every allocation, so that a read just past the end of a buffer touches no
-      // neighbouring allocation and is reported.
-      std::vector<std::string> wrap = {sanitizer_program(), "--tool", options().sanitizer, "--error-exitcode",
-                                       "86", "--print-limit", "20"};
-      if (options().sanitizer == "memcheck") wrap.insert(wrap.end(), {"--padding", "4096"});
-      if (plan.mode == "unshare") {  // the set-up script puts it in front of the worker
-        sanitizer_env = {"COURSE_SANITIZER_TOOL=" + wrap[0], "COURSE_SANITIZER_NAME=" + options().sanitizer,
-                         std::string("COURSE_SANITIZER_PADDING=") + (options().sanitizer == "memcheck" ? "4096" : "0")};
-      } else {
-        argv.insert(argv.end() - 1, wrap.begin(), wrap.end());
-      }
-    }
     std::vector<std::string> env = {"PATH=/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8",
                                     "COURSE_WORKER_MEMORY_MB=" + std::to_string(options().gpu ? 0 : options().memory_mb)};
     for (const char* keep : {"CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "LD_LIBRARY_PATH",
                              "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"})
       if (const char* v = std::getenv(keep)) env.push_back(std::string(keep) + "=" + v);
-    env.insert(env.end(), sanitizer_env.begin(), sanitizer_env.end());
     // Tells a GPU harness to allocate inputs without guard zones, so that compute-sanitizer sees
     // a read past an input as what it is (inside one allocation a guard zone would hide it).
-    if (!sanitizer_env.empty() || (!options().sanitizer.empty() && !sanitizer_program().empty()))
-      env.push_back("COURSE_UNDER_SANITIZER=1");
+    if (!options().sanitizer.empty() && !sanitizer_program().empty()) env.push_back("COURSE_UNDER_SANITIZER=1");
     const int output_fd = tap_.start();
     std::vector<char*> args, envp;
     for (std::string& a : argv) args.push_back(a.data());
     args.push_back(nullptr);
     for (std::string& e : env) envp.push_back(e.data());
     envp.push_back(nullptr);
-    const rlim_t nproc = ::geteuid() == 0 ? 256 : processes_of_this_user() + 256;
+    // As root the worker runs as a freshly claimed uid of its own: 256 processes of that uid.
+    const rlim_t nproc = run_->uid() >= 0 ? 256 : processes_of_this_user() + 256;
     const std::size_t memory_mb = options().memory_mb;
 #ifdef COURSE_SANITIZE
     // AddressSanitizer reserves terabytes of shadow address space: no address-space limit in the
@@ -296,16 +303,17 @@ class Worker {
 #else
     const bool limit_address_space = !options().gpu && memory_mb > 0;
 #endif
+    const std::size_t address_space_mb = memory_mb > spec.tmp_mb ? memory_mb - spec.tmp_mb : memory_mb;
 
     const pid_t pid = ::fork();
     if (pid < 0) throw WorkerFailure(std::string("cannot start the worker: ") + std::strerror(errno));
     if (pid == 0) {
-      // Child: the channel on descriptors 3 and 4 (and the worker binary on 5 for the unshare
-      // mode), nothing else inherited; limits; then the sandbox.
+      // Child: the channel on descriptors 3 and 4 and the worker binary on 5, nothing else
+      // inherited; limits; then the sandbox.
       ::setpgid(0, 0);
       const int in = ::fcntl(request[0], F_DUPFD, 10);
       const int out = ::fcntl(reply[1], F_DUPFD, 10);
-      const int bin = worker_fd >= 0 ? ::fcntl(worker_fd, F_DUPFD, 10) : -1;
+      const int bin = ::fcntl(worker_fd, F_DUPFD, 10);
       const int devnull = ::open("/dev/null", O_RDONLY);
       ::dup2(devnull, 0);
       if (output_fd >= 0) {
@@ -315,10 +323,9 @@ class Worker {
       ::dup2(in, kWorkerRequestFd);
       ::dup2(out, kWorkerReplyFd);
       const int shared = ::fcntl(shared_fd_, F_DUPFD, 10);
-      if (bin >= 0) ::dup2(bin, 5);
+      ::dup2(bin, kSandboxProgramFd);
       ::dup2(shared, kWorkerSharedFd);
       ::close_range(kWorkerSharedFd + 1, ~0U, 0);
-      if (bin < 0) ::close(5);
       const rlimit no_core{0, 0};
       ::setrlimit(RLIMIT_CORE, &no_core);
       const rlimit fsize{64ull << 20, 64ull << 20};
@@ -326,7 +333,7 @@ class Worker {
       const rlimit procs{nproc, nproc};
       ::setrlimit(RLIMIT_NPROC, &procs);
       if (limit_address_space) {
-        const rlim_t bytes = static_cast<rlim_t>(memory_mb) << 20;
+        const rlim_t bytes = static_cast<rlim_t>(address_space_mb) << 20;
         const rlimit as{bytes, bytes};
         ::setrlimit(RLIMIT_AS, &as);
       }
@@ -337,8 +344,9 @@ class Worker {
     }
     ::close(request[0]);
     ::close(reply[1]);
-    if (worker_fd >= 0) ::close(worker_fd);
+    ::close(worker_fd);
     if (output_fd >= 0) ::close(output_fd);
+    run_->started(pid);
     pid_ = pid;
     request_fd_ = request[1];
     reply_fd_ = reply[0];
@@ -403,6 +411,9 @@ class Worker {
     }
     ::kill(-pid_, SIGKILL);  // anything left in the worker's process group (mode "none")
     pid_ = -1;
+    // Everything else of the run: every process of the sandbox's uid (mode "user"), its folders.
+    if (run_) run_->finish();
+    run_.reset();
     return status;
   }
 
@@ -418,6 +429,7 @@ class Worker {
   std::string path_;
   std::string label_;
   OutputTap tap_;
+  std::unique_ptr<SandboxRun> run_;
   pid_t pid_ = -1;
   int request_fd_ = -1;
   int reply_fd_ = -1;
