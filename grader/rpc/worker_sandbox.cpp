@@ -72,7 +72,11 @@ mount --make-rprivate /
 mount -t tmpfs -o size=1m,mode=755 course-root "$R"
 for d in /usr /etc /lib /lib64 /bin /sbin /opt; do
   if [ -L "$d" ]; then ln -s "$(readlink "$d")" "$R$d"
-  elif [ -d "$d" ]; then mkdir -p "$R$d"; mount --bind -o ro,nosuid,nodev "$d" "$R$d"; fi
+  elif [ -d "$d" ]; then
+    # Recursive: mounts below a system folder come along (the GPU driver's libraries may sit in
+    # one of their own, e.g. /usr/local/nvidia); the top is then made read-only.
+    mkdir -p "$R$d"; mount --rbind "$d" "$R$d"; mount -o remount,bind,ro,nosuid,nodev "$R$d"
+  fi
 done
 mkdir -p "$R/tmp" "$R/proc" "$R/dev" "$R/run"
 mount -t tmpfs -o size="$tmp"m,mode=1777,nosuid,nodev course-tmp "$R/tmp"
