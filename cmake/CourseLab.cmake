@@ -18,7 +18,8 @@
 # COURSE_VARIANTS ("name=/path/to/folder", by default exercises= and solutions=) it creates
 #   <lab>__<variant>_impl    static library of the student sources, built by the guarded
 #                            compiler (time and memory limits, allowed #includes) and checked
-#                            for the symbols it may define (its lab's namespace only)
+#                            for the symbols it may define (its lab's namespace only) and call
+#                            (check_symbols.py: an allow-list per lab)
 #   <lab>__<variant>_worker  the worker: the student library + the endpoints (+ harness), written
 #                            to <build>/labs/<variant>/<lab>.worker, stripped, run sandboxed
 #   <lab>__<variant>         the test program: TESTS + the runner + the proxies, no student code,
@@ -54,6 +55,18 @@ function(course_add_lab lab)
                         "runs only in the worker")
   endif()
   string(REGEX MATCH "^lab[0-9]+" lab_namespace "${lab}")
+  # What the student's library may call besides the C/C++ runtime and the course library
+  # (check_symbols.py --allow): the CUDA runtime in GPU labs, cuDNN and cuBLAS where the lab links them.
+  set(symbol_allow "")
+  if(ARG_DEVICE STREQUAL "gpu")
+    list(APPEND symbol_allow --allow cuda)
+  endif()
+  if("CUDNN::cudnn" IN_LIST ARG_LIBRARIES)
+    list(APPEND symbol_allow --allow cudnn)
+  endif()
+  if("CUDA::cublas" IN_LIST ARG_LIBRARIES OR "CUDA::cublas_static" IN_LIST ARG_LIBRARIES)
+    list(APPEND symbol_allow --allow cublas)
+  endif()
   set_property(GLOBAL APPEND PROPERTY COURSE_LABS ${lab})
   set_property(GLOBAL PROPERTY COURSE_LAB_DEVICE_${lab} ${ARG_DEVICE})
   set_property(GLOBAL PROPERTY COURSE_LAB_SOURCES_${lab} "${ARG_STUDENT_SOURCES}")
@@ -111,11 +124,13 @@ function(course_add_lab lab)
     set(guard "${Python3_EXECUTABLE}" "${COURSE_GUARD_DIR}/guard_compile.py"
         --allow "${lab_dir}" --allow "${PROJECT_SOURCE_DIR}/common/include" --sources "${lab_dir}" --)
     set_target_properties(${impl} PROPERTIES CXX_COMPILER_LAUNCHER "${guard}" CUDA_COMPILER_LAUNCHER "${guard}")
-    # The symbols the student's objects define: only their lab's namespace (checked every build).
+    # The student's objects (checked every build): they define only their lab's namespace, call
+    # only what the lab needs (symbol_allow), and carry no early constructors or raw system calls.
     add_custom_target(${impl}__symbols
       COMMAND "${Python3_EXECUTABLE}" "${COURSE_GUARD_DIR}/check_symbols.py" --namespace ${lab_namespace}
-              --lab-dir "${lab_dir}" "$<TARGET_FILE:${impl}>"
-      DEPENDS ${impl} VERBATIM)
+              --lab-dir "${lab_dir}" ${symbol_allow} --trusted "$<TARGET_FILE:course_common>" "$<TARGET_FILE:${impl}>"
+      DEPENDS ${impl} course_common VERBATIM)
+    add_dependencies(${impl}__symbols ${impl} course_common)
     set(worker_objects "")
     set(proxy_objects "")
     foreach(dep IN LISTS ARG_USES)
