@@ -140,7 +140,9 @@ function(course_add_lab lab)
     endforeach()
 
     set(worker ${lab}__${variant}_worker)
-    add_executable(${worker} ${PROJECT_SOURCE_DIR}/grader/rpc/worker_main.cpp $<TARGET_OBJECTS:${endpoints_obj}> ${worker_objects})
+    # worker_seccomp.cpp installs the seccomp filter from .preinit_array, before any student code runs.
+    add_executable(${worker} ${PROJECT_SOURCE_DIR}/grader/rpc/worker_main.cpp ${PROJECT_SOURCE_DIR}/grader/rpc/worker_seccomp.cpp
+                   $<TARGET_OBJECTS:${endpoints_obj}> ${worker_objects})
     target_include_directories(${worker} PRIVATE "${PROJECT_SOURCE_DIR}/grader/rpc")
     target_link_libraries(${worker} PRIVATE ${impl} course_rpc_frames course_warnings)
     target_link_options(${worker} PRIVATE -s)
