@@ -13,6 +13,10 @@ Each folder grader/planted/<fault>/ holds fault.json:
     status   "failed" (default) or "passed": an honest-but-unusual submission that must pass
     forbid   texts that must NOT appear in the report (e.g. an escape character, "LEAKED")
     symlink  true: the file becomes a symbolic link to the untouched solution file
+    prelude  the name of a file in grader/planted/_shared/ inserted after the file's last #include
+             (after the edits): e.g. libc_past_symbol_check.inc, which makes calls such as fork()
+             or fopen() reach the C library without naming it to the linker, so a fault aimed at
+             the run-time sandbox is not stopped earlier by the build's symbol check
     transform "crlf_bom": the file is rewritten with CRLF line ends and a UTF-8 byte-order mark
     no_metrics true: the lab must report no leaderboard metric
     file_text the name of a file in the fault's folder that replaces the solution file whole
@@ -70,6 +74,14 @@ def apply_fault(spec, target, original, fault, places, fault_dir):
     if spec.get("file_text"):
         shutil.copyfile(fault_dir / spec["file_text"], target)
     apply_edits(target, spec["edits"], fault, places)
+    if spec.get("prelude"):
+        # A shared piece of attack code (grader/planted/_shared/), inserted after the file's last
+        # #include line: e.g. calling C library functions past the build's symbol check.
+        prelude = (fault_dir.parent / "_shared" / spec["prelude"]).read_text()
+        lines = target.read_text().split("\n")
+        last_include = max(i for i, line in enumerate(lines) if line.startswith("#include"))
+        lines.insert(last_include + 1, prelude)
+        target.write_text("\n".join(lines))
     if spec.get("symlink"):
         target.unlink()
         target.symlink_to(original.resolve())
