@@ -23,7 +23,7 @@ section, or instruction) and the object file.
 3. Sections that run code before the worker's own start-up (.preinit_array, prioritised
    constructors .init_array.NNNNN, .ctors/.dtors, .init/.fini) are refused: the worker installs
    its seccomp filter from .preinit_array and nothing of the student's may run before it.
-4. Raw system-call instructions (syscall, sysenter, int $0x80) in the student's code are refused:
+4. Raw system-call instructions (syscall, sysenter, int $0x80; svc #0 on aarch64) in the student's code are refused:
    they would bypass check 1.
 
 What this cannot see (code that finds a libc function by reading memory, bytes hidden inside
@@ -321,7 +321,7 @@ def main():
         if m:
             function = m.group(1)
             continue
-        m = re.match(r"^\s*[0-9a-f]+:\s+(syscall|sysenter|int\s+\$0x80)\b", line)
+        m = re.match(r"^\s*[0-9a-f]+:\s+(syscall|sysenter|int\s+\$0x80|svc\s+#?0x0|svc\s+#0)\b", line)
         if m and (obj, function) not in reported:
             reported.add((obj, function))
             insn = re.sub(r"\s+", " ", m.group(1))
