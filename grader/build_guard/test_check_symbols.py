@@ -86,6 +86,10 @@ REFUSED = [
     ("weak course function the library defines", '#include "course/tensor.hpp"\n'
      'namespace course { __attribute__((weak)) std::string shape_to_string(const Shape&) { return "[]"; } }',
      ["course::shape_to_string", "is a weak definition"]),
+    ("symver", 'extern "C" void* old_copy(void*, const void*, unsigned long);\n'
+     'asm(".symver old_copy, dlopen@GLIBC_2.2.5");\n'
+     'namespace lab01 { void* f(void* d) { return old_copy(d, d, 0); } }',
+     ["dlopen@GLIBC_2.2.5: a versioned symbol name (.symver) is not allowed"]),
     ("prioritised constructor", 'namespace lab01 { volatile int x; }\n'
      '__attribute__((constructor(101))) static void early() { lab01::x = 1; }', ["section .init_array.00101"]),
     ("preinit_array", 'static void early() {}\n'
