@@ -226,6 +226,7 @@ std::string own_files_only(const std::string& log, const std::vector<std::string
   std::size_t dropped = 0;
   bool keep_following = true;  // whether the indented lines after the last head are shown
   for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && is_noise(line)) continue;  // the build tool's own lines: neither shown nor counted
     const std::string path = diagnostic_path(line);
     bool keep = false;
     if (is_tool_line(line, path)) {
