@@ -18,7 +18,8 @@
 # COURSE_VARIANTS ("name=/path/to/folder", by default exercises= and solutions=) it creates
 #   <lab>__<variant>_impl    static library of the student sources, built by the guarded
 #                            compiler (time and memory limits, allowed #includes) and checked
-#                            for the symbols it may define (its lab's namespace only)
+#                            for the symbols it may define (its lab's namespace only) and call
+#                            (check_symbols.py: an allow-list per lab)
 #   <lab>__<variant>_worker  the worker: the student library + the endpoints (+ harness), written
 #                            to <build>/labs/<variant>/<lab>.worker, stripped, run sandboxed
 #   <lab>__<variant>         the test program: TESTS + the runner + the proxies, no student code,
@@ -56,6 +57,18 @@ function(course_add_lab lab)
                         "runs only in the worker")
   endif()
   string(REGEX MATCH "^lab[0-9]+" lab_namespace "${lab}")
+  # What the student's library may call besides the C/C++ runtime and the course library
+  # (check_symbols.py --allow): the CUDA runtime in GPU labs, cuDNN and cuBLAS where the lab links them.
+  set(symbol_allow "")
+  if(ARG_DEVICE STREQUAL "gpu")
+    list(APPEND symbol_allow --allow cuda)
+  endif()
+  if("CUDNN::cudnn" IN_LIST ARG_LIBRARIES)
+    list(APPEND symbol_allow --allow cudnn)
+  endif()
+  if("CUDA::cublas" IN_LIST ARG_LIBRARIES OR "CUDA::cublas_static" IN_LIST ARG_LIBRARIES)
+    list(APPEND symbol_allow --allow cublas)
+  endif()
   set_property(GLOBAL APPEND PROPERTY COURSE_LABS ${lab})
   set_property(GLOBAL PROPERTY COURSE_LAB_DEVICE_${lab} ${ARG_DEVICE})
   set_property(GLOBAL PROPERTY COURSE_LAB_SOURCES_${lab} "${ARG_STUDENT_SOURCES}")
@@ -117,11 +130,13 @@ function(course_add_lab lab)
         --sandbox "${COURSE_SANDBOX_PROGRAM}" --)
     set_target_properties(${impl} PROPERTIES CXX_COMPILER_LAUNCHER "${guard}" CUDA_COMPILER_LAUNCHER "${guard}")
     add_dependencies(${impl} course_sandbox)  # the fence exists before any student file is compiled
-    # The symbols the student's objects define: only their lab's namespace (checked every build).
+    # The student's objects (checked every build): they define only their lab's namespace, call
+    # only what the lab needs (symbol_allow), and carry no early constructors or raw system calls.
     add_custom_target(${impl}__symbols
       COMMAND "${Python3_EXECUTABLE}" "${COURSE_GUARD_DIR}/check_symbols.py" --namespace ${lab_namespace}
-              --lab-dir "${lab_dir}" "$<TARGET_FILE:${impl}>"
-      DEPENDS ${impl} VERBATIM)
+              --lab-dir "${lab_dir}" ${symbol_allow} --trusted "$<TARGET_FILE:course_common>" "$<TARGET_FILE:${impl}>"
+      DEPENDS ${impl} course_common VERBATIM)
+    add_dependencies(${impl}__symbols ${impl} course_common)
     set(worker_objects "")
     set(proxy_objects "")
     foreach(dep IN LISTS ARG_USES)
@@ -131,7 +146,9 @@ function(course_add_lab lab)
     endforeach()
 
     set(worker ${lab}__${variant}_worker)
-    add_executable(${worker} ${PROJECT_SOURCE_DIR}/grader/rpc/worker_main.cpp $<TARGET_OBJECTS:${endpoints_obj}> ${worker_objects})
+    # worker_seccomp.cpp installs the seccomp filter from .preinit_array, before any student code runs.
+    add_executable(${worker} ${PROJECT_SOURCE_DIR}/grader/rpc/worker_main.cpp ${PROJECT_SOURCE_DIR}/grader/rpc/worker_seccomp.cpp
+                   $<TARGET_OBJECTS:${endpoints_obj}> ${worker_objects})
     target_include_directories(${worker} PRIVATE "${PROJECT_SOURCE_DIR}/grader/rpc")
     target_link_libraries(${worker} PRIVATE ${impl} course_rpc_frames course_warnings)
     target_link_options(${worker} PRIVATE -s)

@@ -17,6 +17,10 @@ Each folder grader/planted/<fault>/ holds fault.json:
              under a second name)
     sandbox  a sandbox mode (e.g. "user"): the fault is graded in a second run of its own with
              COURSE_SANDBOX set to it (an attack on that mode)
+    prelude  the name of a file in grader/planted/_shared/ inserted after the file's last #include
+             (after the edits): e.g. libc_past_symbol_check.inc, which makes calls such as fork()
+             or fopen() reach the C library without naming it to the linker, so a fault aimed at
+             the run-time sandbox is not stopped earlier by the build's symbol check
     transform "crlf_bom": the file is rewritten with CRLF line ends and a UTF-8 byte-order mark
     no_metrics true: the lab must report no leaderboard metric
     file_text the name of a file in the fault's folder that replaces the solution file whole
@@ -75,6 +79,14 @@ def apply_fault(spec, target, original, fault, places, fault_dir):
     if spec.get("file_text"):
         shutil.copyfile(fault_dir / spec["file_text"], target)
     apply_edits(target, spec["edits"], fault, places)
+    if spec.get("prelude"):
+        # A shared piece of attack code (grader/planted/_shared/), inserted after the file's last
+        # #include line: e.g. calling C library functions past the build's symbol check.
+        prelude = (fault_dir.parent / "_shared" / spec["prelude"]).read_text()
+        lines = target.read_text().split("\n")
+        last_include = max(i for i, line in enumerate(lines) if line.startswith("#include"))
+        lines.insert(last_include + 1, prelude)
+        target.write_text("\n".join(lines))
     if spec.get("symlink"):
         target.unlink()
         target.symlink_to(original.resolve())

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -169,6 +170,105 @@ std::string first_errors(const std::string& log, std::size_t max_lines) {
     ++taken;
   }
   return out;
+}
+
+namespace {
+
+// The file a diagnostic line is about, or "" for a line that names none: "PATH:12:5: error: ...",
+// "PATH: In function ...", "PATH(12): error: ..." (nvcc), "In file included from PATH:3:",
+// "                 from PATH:3,".
+std::string diagnostic_path(const std::string& line) {
+  std::string text = line;
+  for (const char* prefix : {"In file included from ", "from "}) {
+    const std::size_t start = text.find_first_not_of(" \t");
+    if (start != std::string::npos && text.compare(start, std::strlen(prefix), prefix) == 0) {
+      text = text.substr(start + std::strlen(prefix));
+      break;
+    }
+  }
+  if (text.empty() || text[0] == ' ' || text[0] == '\t') return "";
+  for (std::size_t i = 1; i < text.size(); ++i) {
+    const bool digit_next = i + 1 < text.size() && std::isdigit(static_cast<unsigned char>(text[i + 1]));
+    if ((text[i] == ':' && (digit_next || text.compare(i, 5, ": In ") == 0 || text.compare(i, 5, ": At ") == 0 ||
+                            text.compare(i, 3, ": (") == 0)) ||
+        (text[i] == '(' && digit_next)) {
+      const std::string path = text.substr(0, i);
+      if (path.find('/') != std::string::npos || path.find('.') != std::string::npos) return path;
+      return "";
+    }
+  }
+  return "";
+}
+
+bool under_one_of(const std::string& path, const std::vector<std::string>& dirs) {
+  if (path.empty() || path[0] != '/') return false;  // a relative path: nothing says where it points
+  const std::string normal = fs::path(path).lexically_normal().string();
+  for (std::string dir : dirs) {
+    dir = fs::path(dir).lexically_normal().string();
+    if (!dir.empty() && dir.back() != '/') dir += '/';
+    if (normal.rfind(dir, 0) == 0) return true;
+  }
+  return false;
+}
+
+// A tool's own message: the guard's, the linker's (it names objects and symbols, never quotes a file).
+bool is_tool_line(const std::string& line, const std::string& path) {
+  if (line.rfind("course-guard:", 0) == 0 || line.rfind("collect2:", 0) == 0) return true;
+  const std::string name = fs::path(path).filename().string();
+  return name == "ld" || name.rfind("ld.", 0) == 0 || name == "collect2";
+}
+
+}  // namespace
+
+std::string own_files_only(const std::string& log, const std::vector<std::string>& own_dirs) {
+  std::istringstream in(log);
+  std::string out;
+  std::size_t dropped = 0;
+  bool keep_following = true;  // whether the indented lines after the last head are shown
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && is_noise(line)) continue;  // the build tool's own lines: neither shown nor counted
+    const std::string path = diagnostic_path(line);
+    bool keep = false;
+    if (is_tool_line(line, path)) {
+      keep = true;
+      keep_following = true;
+    } else if (!path.empty()) {
+      keep = under_one_of(path, own_dirs);
+      keep_following = keep;
+    } else if (!line.empty() && (line[0] == ' ' || line[0] == '\t')) {
+      keep = keep_following;  // a quoted source line, a caret, a continuation
+    } else {
+      keep = true;  // a tool's line that names no file ("compilation terminated.", make's noise)
+      keep_following = false;
+    }
+    if (keep) {
+      out += line + "\n";
+    } else {
+      ++dropped;
+    }
+  }
+  if (dropped > 0)
+    out += "(" + std::to_string(dropped) + " line" + (dropped == 1 ? "" : "s") +
+           " about files outside your submission not shown)\n";
+  return out;
+}
+
+std::string first_error_location(const std::string& log, const std::vector<std::string>& own_dirs) {
+  std::istringstream in(log);
+  for (std::string line; std::getline(in, line);) {
+    const std::string path = diagnostic_path(line);
+    if (path.empty() || line.rfind("In file included", 0) == 0 || !under_one_of(path, own_dirs)) continue;
+    if (line.find("error", path.size()) == std::string::npos) continue;
+    // PATH:LINE:COL or PATH(LINE): only the numbers after the path.
+    std::size_t end = path.size();
+    while (end < line.size() && (line[end] == ':' || line[end] == '(' || line[end] == ')' ||
+                                 std::isdigit(static_cast<unsigned char>(line[end]))))
+      ++end;
+    std::string where = fs::path(path).filename().string() + line.substr(path.size(), end - path.size());
+    while (!where.empty() && (where.back() == ':' || where.back() == '(')) where.pop_back();
+    return where;
+  }
+  return "";
 }
 
 }  // namespace course_grader

@@ -57,4 +57,17 @@ CommandResult build_target(const std::string& build_dir, const std::string& targ
 /// removed), at most `max_lines` lines.
 std::string first_errors(const std::string& log, std::size_t max_lines = 12);
 
+/// What of a failed build's log a student may see: the diagnostics about files under one of
+/// `own_dirs` (their submission, the course's public headers, the system's headers) with the
+/// source lines and carets that follow them, the guard's own "course-guard:" messages and the
+/// linker's. A diagnostic about any other file -- a hidden case, a golden reference, another
+/// student's file that a hostile #include pulled in -- is dropped with every line after it that
+/// quotes it; a last line counts what was dropped. Paths are compared after removing "..".
+std::string own_files_only(const std::string& log, const std::vector<std::string>& own_dirs);
+
+/// "conv2d.cpp:12:5" from the first compiler error about one of `own_dirs` (file name, line,
+/// column: none of the message), "" when there is none. For official grading (--hidden), where
+/// compiler output is never written to a report.
+std::string first_error_location(const std::string& log, const std::vector<std::string>& own_dirs);
+
 }  // namespace course_grader

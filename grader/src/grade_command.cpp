@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <random>
+#include <sstream>
 #include <stdexcept>
 
 #include "build_driver.hpp"
@@ -135,8 +136,12 @@ void prepare_build(const GradeOptions& o, const Plan& plan) {
 std::string short_error(const std::string& excerpt) {
   // The first line that states an error (the excerpt may start with "In function ...").
   std::size_t at = excerpt.find("error");
-  at = at == std::string::npos ? 0 : excerpt.rfind('\n', at);
-  at = at == std::string::npos ? 0 : at + 1;
+  if (at == std::string::npos) {
+    at = 0;
+  } else {
+    const std::size_t line_start = excerpt.rfind('\n', at);
+    at = line_start == std::string::npos ? 0 : line_start + 1;  // the error may be on the first line
+  }
   std::string line = excerpt.substr(at, excerpt.find('\n', at) - at);
   if (line.empty()) return "";
   const std::size_t colon = line.find(':');
@@ -180,8 +185,25 @@ LabResult grade_one(const GradeOptions& o, const Plan& plan, const ManifestLab& 
     const CommandResult built = build_target(plan.build_dir, program->second.target, o.jobs);
     result.build_seconds = built.seconds;
     if (!built.ok()) {
-      result.details = first_errors(built.output);
-      result.reason = "does not compile" + short_error(result.details);
+      // What a failed build prints is the student's to see, and only about their own files
+      // (own_files_only): a hostile #include of a hidden case or a golden reference must not
+      // have the compiler quote it into a report. In official grading (--hidden) no compiler
+      // output is written at all: the location of the first error and the guard's own messages.
+      const std::vector<std::string> own = {sub.folder, absolute(o.source_dir) + "/common/include", "/usr/include",
+                                            "/usr/lib/gcc", "/usr/local/cuda", "/opt/nvidia"};
+      const std::string visible = own_files_only(built.output, own);
+      if (o.hidden_dir.empty()) {
+        result.details = first_errors(visible);
+        result.reason = "does not compile" + short_error(result.details);
+      } else {
+        std::istringstream lines(visible);
+        for (std::string line; std::getline(lines, line);)
+          if (line.rfind("course-guard:", 0) == 0) result.details += line + "\n";
+        const std::string where = first_error_location(built.output, own);
+        result.reason = "does not compile" + (where.empty() ? short_error(result.details) : ": " + where) +
+                        " (compiler messages are not shown in official grading: build the lab on your own "
+                        "machine to read them)";
+      }
       result.hint = "fix the first compiler error (the ones after it often follow from it)";
       return result;
     }

@@ -75,4 +75,41 @@ TEST_CASE("build: commands run with their output captured and their exit code") 
   CHECK(missing.output.find("cannot run") != std::string::npos);
 }
 
+TEST_CASE("build: a failed compile shows only lines about the student's own files") {
+  // A hostile #include of a hidden case: gcc quotes the case's lines under its own path.
+  const std::string log =
+      "[ 50%] Building CXX object lab01/conv2d.cpp.o\n"
+      "In file included from /subs/alice/lab01_conv2d/conv2d.cpp:90:\n"
+      "/secret/hidden/case.json:1:1: error: expected unqualified-id before '{' token\n"
+      "    1 | {\"expected\": [0.125, SECRET_VALUE]}\n"
+      "      | ^\n"
+      "/subs/alice/lab01_conv2d/../../../secret/golden.hpp:7:3: error: 'x' was not declared\n"
+      "    7 |   GOLDEN_LINE x;\n"
+      "/subs/alice/lab01_conv2d/conv2d.cpp:82:27: error: expected ';' before 'for'\n"
+      "   82 |   float sum = b[k]\n"
+      "      |                   ^\n"
+      "/subs/bob/lab01_conv2d/conv2d.cpp:3:1: error: bob's line\n"
+      "/usr/bin/ld: conv2d.cpp.o: in function `lab01::f()': undefined reference to `g'\n"
+      "course-guard: conv2d.cpp: calls dlopen, which is not allowed\n"
+      "compilation terminated.\n";
+  const std::vector<std::string> own = {"/subs/alice", "/course/common/include"};
+  const std::string shown = own_files_only(log, own);
+  CHECK(shown.find("SECRET_VALUE") == std::string::npos);
+  CHECK(shown.find("case.json") == std::string::npos);
+  CHECK(shown.find("GOLDEN_LINE") == std::string::npos);  // "..": outside the submission after all
+  CHECK(shown.find("bob") == std::string::npos);          // a classmate's folder next to alice's
+  CHECK(shown.find("In file included from /subs/alice/lab01_conv2d/conv2d.cpp:90:") != std::string::npos);
+  CHECK(shown.find("conv2d.cpp:82:27: error: expected ';' before 'for'") != std::string::npos);
+  CHECK(shown.find("   82 |   float sum = b[k]") != std::string::npos);
+  CHECK(shown.find("undefined reference to `g'") != std::string::npos);
+  CHECK(shown.find("course-guard: conv2d.cpp: calls dlopen") != std::string::npos);
+  CHECK(shown.find("(6 lines about files outside your submission not shown)") != std::string::npos);
+  // Official grading: the place of the first error about the student's file, nothing of the message.
+  CHECK(first_error_location(log, own) == "conv2d.cpp:82:27");
+  CHECK(first_error_location("/secret/x.json:1:1: error: y\n", own).empty());
+  // nvcc's form.
+  CHECK(first_error_location("/subs/alice/lab06/layers.cu(12): error: identifier \"q\" is undefined\n", own) ==
+        "layers.cu(12)");
+}
+
 }  // TEST_SUITE
