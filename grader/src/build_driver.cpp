@@ -141,6 +141,11 @@ bool is_noise(const std::string& line) {
   if (line[0] == '[')
     for (const char* what : {"] Building", "] Linking", "] Built target"})
       if (line.find(what) != std::string::npos) return true;
+  // Ninja's "[4/8] <command>" echoes, and a custom command's "cd <build> && <command>".
+  if (line[0] == '[' && line.find('/') != std::string::npos && line.find("] ") != std::string::npos &&
+      line.find_first_not_of("0123456789/", 1) == line.find(']'))
+    return true;
+  if (line.rfind("cd ", 0) == 0 && line.find(" && ") != std::string::npos) return true;
   // Ninja echoes the failing compiler command line.
   return line.find(" -c ") != std::string::npos && line.find(" -o ") != std::string::npos;
 }

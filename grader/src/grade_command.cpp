@@ -134,8 +134,10 @@ void prepare_build(const GradeOptions& o, const Plan& plan) {
 
 // ": conv2d.cpp:12:5: error: ..." from the first line of a compiler excerpt, for a one-line reason.
 std::string short_error(const std::string& excerpt) {
-  // The first line that states an error (the excerpt may start with "In function ...").
-  std::size_t at = excerpt.find("error");
+  // The guard's own verdict when there is one (a refused symbol, file or #include), else the first
+  // line that states an error (the excerpt may start with "In function ...").
+  std::size_t at = excerpt.find("course-guard:");
+  if (at == std::string::npos) at = excerpt.find("error");
   if (at == std::string::npos) {
     at = 0;
   } else {
