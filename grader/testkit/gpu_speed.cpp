@@ -189,11 +189,15 @@ void check_speed(const SpeedGate& gate, const PipelineTimer& timer) {
     MESSAGE(what << "; timing again");
   }
 
-  // The fixed cost of a round, measured by the reference worker's null rounds, comes off both
-  // sides; what is left, over R, is the time of one pipeline call.
+  // The fixed cost of a round comes off each side's rounds; what is left, over R, is the time of
+  // one pipeline call. The reference's is its own null rounds' median. The student's is the
+  // smaller of that and the student's own (the two workers' fixed costs differ a little, e.g. a
+  // CPU that slept through a long reference round): a student who inflated their own null rounds
+  // gets the reference's, and a smaller fixed cost only makes the student's time per call longer.
   std::vector<double> nulls = ref1.null_ms;
   nulls.insert(nulls.end(), ref2.null_ms.begin(), ref2.null_ms.end());
   const double fixed = course::speed::median(nulls);
+  const double student_fixed = std::min(fixed, course::speed::median(student.null_ms));
   std::vector<double> reference_ms, candidate_ms;
   for (std::size_t k = 0; k < student.round_ms.size(); ++k) {
     const double ref = ((ref1.round_ms[k] + ref2.round_ms[k]) / 2 - fixed) / R;
@@ -205,7 +209,7 @@ void check_speed(const SpeedGate& gate, const PipelineTimer& timer) {
     reference_ms.push_back(ref);
     // A round quicker than its fixed cost is impossible for honest work; keep it tiny but positive
     // so that the plausibility bound below names it.
-    candidate_ms.push_back(std::max((student.round_ms[k] - fixed) / R, 1e-6));
+    candidate_ms.push_back(std::max((student.round_ms[k] - student_fixed) / R, 1e-6));
   }
 
   course::speed::SpeedResult result;
@@ -222,8 +226,9 @@ void check_speed(const SpeedGate& gate, const PipelineTimer& timer) {
   MESSAGE(gate.what << ": timed here, per round of " << R << " calls: reference " << format_ms(course::speed::median(ref1.round_ms))
                     << " then " << format_ms(course::speed::median(ref2.round_ms)) << " (calibration "
                     << (drift >= 0 ? "+" : "-") << percent(std::fabs(drift)) << "), student "
-                    << format_ms(course::speed::median(student.round_ms)) << ", fixed cost " << format_ms(fixed)
-                    << " (the student's own null rounds: " << format_ms(course::speed::median(student.null_ms)) << ")"
+                    << format_ms(course::speed::median(student.round_ms)) << "; fixed cost: reference " << format_ms(fixed)
+                    << ", student " << format_ms(student_fixed) << " (their own null rounds: "
+                    << format_ms(course::speed::median(student.null_ms)) << ")"
                     << "; the workers' own CUDA-event time per call (information only, never judged): reference "
                     << format_ms(course::speed::median(ref1.event_ms)) << ", student "
                     << format_ms(course::speed::median(student.event_ms)));
