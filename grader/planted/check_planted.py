@@ -13,8 +13,8 @@ Each folder grader/planted/<fault>/ holds fault.json:
     status   "failed" (default) or "passed": an honest-but-unusual submission that must pass
     forbid   texts that must NOT appear in the report (e.g. an escape character, "LEAKED")
     symlink  true: the file becomes a symbolic link to the untouched solution file
-    hardlink true: the file becomes a hard link to the untouched solution file (the same file
-             under a second name)
+    hardlink true: the file becomes a hard link to a copy of the untouched solution file kept
+             outside the lab folder (the same file under a second name)
     sandbox  a sandbox mode (e.g. "user"): the fault is graded in a second run of its own with
              COURSE_SANDBOX set to it (an attack on that mode)
     prelude  the name of a file in grader/planted/_shared/ inserted after the file's last #include
@@ -91,12 +91,13 @@ def apply_fault(spec, target, original, fault, places, fault_dir):
         target.unlink()
         target.symlink_to(original.resolve())
     if spec.get("hardlink"):
+        # A second name of a copy of the solution's file, kept outside the lab folder: a link to
+        # the course's own file would give solutions/ a file with two names for as long as the
+        # work folder lives, which the guard then rightly refuses in every later build.
         target.unlink()
-        try:
-            os.link(original.resolve(), target)
-        except OSError:  # another file system: a second name of a copy is just as much a hard link
-            shutil.copyfile(original, target.with_name(target.name + ".orig"))
-            os.link(target.with_name(target.name + ".orig"), target)
+        original_copy = target.parent.parent / f".hardlink-original-{target.name}"
+        shutil.copyfile(original, original_copy)
+        os.link(original_copy, target)
     if spec.get("transform") == "crlf_bom":
         text = target.read_text().replace("\r\n", "\n").replace("\n", "\r\n")
         target.write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
