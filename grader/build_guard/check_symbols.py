@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks a student's static library before it is linked into the worker (CMake runs this).
 
-    check_symbols.py --namespace lab01 --lab-dir DIR [--allow cuda|cudnn|cublas]... [--trusted LIB]... libNAME.a
+    check_symbols.py --namespace lab01 --lab-dir DIR [--allow cuda|cudnn|cublas|sanitizer]... [--trusted LIB]... libNAME.a
 
 Four checks, each on every object file of the archive; the build fails naming the symbol (or
 section, or instruction) and the object file.
@@ -87,6 +87,9 @@ EXTRA = {
     # not linked into any lab; its entry points are refused below.
     "cuda": [r"cuda\w+", r"__cuda\w+", r"__nv\w+", r"__fatbinwrap\w*", r"__device_stub\w*"],
     "cudnn": [r"cudnn\w+"],
+    # The course's own sanitizer build (COURSE_SANITIZE=ON: ASan + UBSan on the solutions; students
+    # are never graded with it): the instrumentation calls its runtime.
+    "sanitizer": [r"__asan_\w+", r"__ubsan_\w+", r"__lsan_\w+", r"__sanitizer_\w+"],
     "cublas": [r"cublas\w+", r"cublasLt\w+"],
 }
 
@@ -303,6 +306,8 @@ def main():
         if not m:
             continue
         section = m.group(1)
+        if "sanitizer" in args.allow and re.match(r"^\.(init|fini)_array\.00099$", section):
+            continue  # the sanitizers' own module constructor (the course's ASan build only)
         if re.match(r"^(\.preinit_array|\.init_array\.\d+|\.fini_array\.\d+|\.ctors|\.dtors|\.ctors\.\d+|\.dtors\.\d+|\.init|\.fini)$", section):
             refuse(obj, f"section {section} is not allowed: it runs code before the worker's own start-up "
                         f"(or after its end); use ordinary code called from your lab's functions "
