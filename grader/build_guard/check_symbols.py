@@ -184,6 +184,18 @@ def run(argv, **kwargs):
     return subprocess.run(argv, capture_output=True, text=True, **kwargs)
 
 
+def objdump_by_object(argv):
+    """objdump's output lines, each with the archive member it belongs to (the "x.o:  file format"
+    header lines name the member and are not yielded)."""
+    obj = "?"
+    for line in run(argv).stdout.splitlines():
+        m = re.match(r"^(\S+):\s+file format", line)
+        if m:
+            obj = m.group(1)
+            continue
+        yield obj, line
+
+
 def demangle(names):
     if not names:
         return []
@@ -295,13 +307,7 @@ def main():
                     f"{namespace}::... (use namespace {namespace} or an anonymous namespace for helpers)")
 
     # 3: sections that run before the worker's start-up code.
-    headers = run(["objdump", "-h", archive])
-    obj = "?"
-    for line in headers.stdout.splitlines():
-        m = re.match(r"^(\S+):\s+file format", line)
-        if m:
-            obj = m.group(1)
-            continue
+    for obj, line in objdump_by_object(["objdump", "-h", archive]):
         m = re.match(r"^\s*\d+\s+(\S+)\s", line)
         if not m:
             continue
@@ -314,14 +320,9 @@ def main():
                         f"(a plain static constructor without a priority is fine)")
 
     # 4: raw system calls.
-    disassembly = run(["objdump", "-d", "--no-show-raw-insn", archive])
-    obj, function = "?", "?"
+    function = "?"
     reported = set()
-    for line in disassembly.stdout.splitlines():
-        m = re.match(r"^(\S+):\s+file format", line)
-        if m:
-            obj = m.group(1)
-            continue
+    for obj, line in objdump_by_object(["objdump", "-d", "--no-show-raw-insn", archive]):
         m = re.match(r"^[0-9a-f]+ <(.+)>:$", line)
         if m:
             function = m.group(1)

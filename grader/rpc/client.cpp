@@ -275,9 +275,6 @@ class Worker {
     int request[2], reply[2];
     if (::pipe2(request, O_CLOEXEC) != 0 || ::pipe2(reply, O_CLOEXEC) != 0)
       throw WorkerFailure(std::string("cannot create the worker's pipes: ") + std::strerror(errno));
-    // Replies of the speed gate carry megabytes of outputs: a 1 MiB pipe moves them in few
-    // system calls (best effort; the default 64 KiB works too, only slower).
-    ::fcntl(reply[1], F_SETPIPE_SZ, 1 << 20);
     open_shared_region();
     std::vector<std::string> env = {"PATH=/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8",
                                     "COURSE_WORKER_MEMORY_MB=" + std::to_string(options().gpu ? 0 : options().memory_mb)};

@@ -14,11 +14,7 @@ TEST_CASE("speed: CudnnLeNet on 10,000 images, at most 1.3x the reference's time
   const lab05_tests::Model& model = lab05_tests::fashion_model();
   grader::PipelineTimer timer;
   timer.prepare = [&] { lab05_harness::timing_prepare(model.folded, model.test.images, kForwardsPerRound); };
-  timer.round = [](std::uint64_t nonce, bool run) {
-    std::vector<double> event_ms;
-    lab05_harness::timing_round(nonce, run, event_ms);
-    return event_ms;
-  };
+  timer.round = grader::round_through<lab05_harness::timing_round>;
   timer.forwards_per_round = kForwardsPerRound;
   timer.images_per_call = model.test.images.dim(0);
   timer.returns_labels = false;  // CudnnLeNet::forward returns logits only
