@@ -103,6 +103,20 @@ GradeOptions parse_grade(Args& args) {
       g.junit_path = value();
     } else if (option == "--csv") {
       g.csv_path = value();
+    } else if (option == "--results") {
+      g.results_path = value();
+    } else if (option == "--only") {
+      const std::string names = value();
+      std::size_t start = 0;
+      for (std::size_t comma; start <= names.size(); start = comma + 1) {
+        comma = names.find(',', start);
+        if (comma == std::string::npos) comma = names.size();
+        if (comma > start) g.only.push_back(names.substr(start, comma - start));
+      }
+      if (g.only.empty()) throw UsageError("--only needs submission names (NAME,NAME,...)");
+    } else if (option == "--gpu-elsewhere") {
+      g.gpu_elsewhere = value();
+      if (g.gpu_elsewhere.empty()) throw UsageError("--gpu-elsewhere needs a text (e.g. \"graded on the cluster\")");
     } else if (option == "--timeout") {
       g.timeout_s = positive_seconds(option, value(), kMaxTimeoutS);
     } else if (option == "--memory-mb") {
@@ -131,7 +145,33 @@ GradeOptions parse_grade(Args& args) {
   if (g.no_build && g.build_only) throw UsageError("--no-build and --build-only contradict each other");
   if (g.submission_path.empty() && (g.mode == Mode::submission || g.mode == Mode::submissions))
     throw UsageError("--submission/--submissions needs a folder");
+  if (!g.only.empty() && g.mode != Mode::submissions) throw UsageError("--only selects submissions of a --submissions batch");
   return g;
+}
+
+MergeOptions parse_merge(Args& args) {
+  MergeOptions m;
+  while (!args.done()) {
+    const std::string arg = args.next();
+    if (arg.size() < 2 || arg[0] != '-') {
+      m.inputs.push_back(arg);
+      continue;
+    }
+    const std::size_t eq = arg.find('=');
+    const std::string option = arg.substr(0, eq);
+    const bool has_inline = eq != std::string::npos;
+    const std::string value = args.value_of(option, has_inline ? arg.substr(eq + 1) : "", has_inline);
+    if (option == "--results") m.results_path = value;
+    else if (option == "--json") m.json_path = value;
+    else if (option == "--junit") m.junit_path = value;
+    else if (option == "--csv") m.csv_path = value;
+    else if (option == "--expect") m.expect_path = value;
+    else throw UsageError("unknown option '" + arg + "' for merge");
+  }
+  if (m.inputs.empty() && m.expect_path.empty()) throw UsageError("merge needs results files (course_grader grade --results FILE)");
+  if (m.results_path.empty() && m.json_path.empty() && m.junit_path.empty() && m.csv_path.empty())
+    throw UsageError("merge writes nothing without --results, --csv, --junit or --json");
+  return m;
 }
 
 HandoutOptions parse_handout(Args& args) {
@@ -172,8 +212,11 @@ Command parse_command_line(const std::vector<std::string>& argv) {
   } else if (first == "handout") {
     command.kind = Command::Kind::handout;
     command.handout = parse_handout(args);
+  } else if (first == "merge") {
+    command.kind = Command::Kind::merge;
+    command.merge = parse_merge(args);
   } else {
-    throw UsageError("unknown command '" + first + "' (commands: grade, handout)");
+    throw UsageError("unknown command '" + first + "' (commands: grade, handout, merge)");
   }
   return command;
 }
@@ -184,6 +227,7 @@ std::string help_text() {
 USAGE
   course_grader grade [WHAT] [OPTIONS] [LAB ...]
   course_grader handout DEST [--source-dir DIR]
+  course_grader merge [REPORTS] [--expect FILE] RESULTS...
   course_grader --help
 
   (Students normally run it through ./course: `./course grade lab01`.)
@@ -209,11 +253,26 @@ GRADE
     --junit FILE          JUnit XML (CI systems)
     --csv FILE            gradebook CSV: one row per submission, one column per lab, total
     --points N            points per lab in results.json and the gradebook (default 10)
+    --results FILE        the complete record of the run (course-results/1 JSON: every field of
+                          every lab, where it ran: host, GPU, Slurm job), for `merge` and the
+                          instructor report (grader/report/instructor_report.py)
 
   LIMITS (per lab program run)
     --timeout S           wall-clock limit in seconds (default 60)
     --memory-mb M         memory limit in MiB (default 2048): address-space limit for CPU labs,
                           resident-memory watch for GPU labs
+
+  BATCHES (see grader/slurm/README.md for a class on a Slurm cluster)
+    --only NAME,...       with --submissions: grade only these submissions (names as printed);
+                          the build folder stays the whole batch's, and each student's seed
+                          depends only on the run seed and the name, so re-grading one student
+                          never changes another's result
+    --build-only          build the lab programs, do not run them; in a batch every student's
+                          labs are first built in one parallel build, and a lab that does not
+                          compile is recorded so that a later --no-build run reports it
+    --no-build            run the lab programs as they are (no cmake)
+    --gpu-elsewhere TEXT  do not run GPU labs here: report them skipped, as TEXT (e.g. "graded
+                          on the cluster" on Gradescope, which has no GPU); never passed
 
   OTHER
     --hidden DIR          instructor's hidden test cases: DIR/<lab>.json, passed to the lab
@@ -226,8 +285,6 @@ GRADE
     --build-dir DIR       its build folder (default: the one this grader was built in, or
                           <source-dir>/build)
     --jobs N, -j N        parallel compile jobs (default: number of cores)
-    --build-only          build the lab programs, do not run them
-    --no-build            run the lab programs as they are (no cmake)
     --manifest FILE       read this lab manifest instead of <build-dir>/labs/manifest.json
 
   The random seed of the run is printed; COURSE_SEED=<seed> replays it. With --submissions
@@ -237,6 +294,14 @@ GRADE
 
   EXIT CODE  0 every graded lab passed (skipped GPU labs do not count), 1 a lab failed,
              2 usage error or the grader itself could not run.
+
+MERGE
+  Reads the --results records of several grade runs (a Slurm job array's tasks, one student or a
+  few each) and writes one set of reports for all of them: --results FILE (the merged record),
+  --csv FILE (gradebook), --junit FILE, --json FILE (Gradescope-style, one object per student).
+  The records must share one run seed; a student in two records is an error (naming both).
+  --expect FILE (one name per line): a student listed there without results is reported
+  NOT GRADED (re-submit that task), never as a 0.
 
 HANDOUT
   Copies the course to DEST (which must not exist or be empty) without solutions/, the planted

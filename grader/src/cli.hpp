@@ -22,6 +22,9 @@ struct GradeOptions {
   std::string submission_path;   ///< --submission DIR / --submissions DIR
   std::string hidden_dir;        ///< --hidden DIR
   std::string json_path, junit_path, csv_path;
+  std::string results_path;      ///< --results FILE: the complete record (results_record.hpp)
+  std::vector<std::string> only; ///< --only NAME,...: grade these submissions of a --submissions batch
+  std::string gpu_elsewhere;     ///< --gpu-elsewhere TEXT: GPU labs are not run here, they are TEXT
   double timeout_s = 60;
   std::size_t memory_mb = 2048;
   std::string source_dir, build_dir;
@@ -39,10 +42,18 @@ struct HandoutOptions {
   std::string source_dir;
 };
 
+/// `merge`: several --results records (a Slurm batch's tasks) into one set of reports.
+struct MergeOptions {
+  std::vector<std::string> inputs;  ///< the records to merge
+  std::string results_path, json_path, junit_path, csv_path;
+  std::string expect_path;          ///< --expect FILE: every student that must be there, one per line
+};
+
 struct Command {
-  enum class Kind { help, grade, handout } kind = Kind::help;
+  enum class Kind { help, grade, handout, merge } kind = Kind::help;
   GradeOptions grade;
   HandoutOptions handout;
+  MergeOptions merge;
 };
 
 /// Parses the arguments after the program name. Throws UsageError.

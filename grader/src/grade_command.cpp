@@ -1,8 +1,14 @@
 #include "grade_command.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <unistd.h>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -13,6 +19,7 @@
 #include "manifest.hpp"
 #include "report_files.hpp"
 #include "report_terminal.hpp"
+#include "results_record.hpp"
 #include "text_util.hpp"
 #include "rpc/client.hpp"
 
@@ -106,6 +113,25 @@ Plan make_plan(const GradeOptions& o) {
       throw UsageError(e.what());
     }
   }
+  // --only: grade some students of the batch. The build folder's variants stay the whole batch's
+  // (set above), so every Slurm task of a class shares one build that nobody reconfigures.
+  if (!o.only.empty()) {
+    std::vector<Submission> chosen;
+    std::string unknown;
+    for (const auto& name : o.only) {
+      const auto it = std::find_if(plan.submissions.begin(), plan.submissions.end(),
+                                   [&](const Submission& s) { return s.name == name; });
+      if (it == plan.submissions.end()) unknown += (unknown.empty() ? "" : ", ") + name;
+      else if (std::none_of(chosen.begin(), chosen.end(), [&](const Submission& s) { return s.name == name; }))
+        chosen.push_back(*it);
+    }
+    if (!unknown.empty())
+      throw UsageError("--only: no submission named " + unknown + " in " + o.submission_path +
+                       " (names are the folder names with every character but A-Z a-z 0-9 _ made _)");
+    plan.submissions = chosen;
+    plan.title = "Grading " + std::to_string(chosen.size()) + " of the submissions in " +
+                 display_path(absolute(o.submission_path));
+  }
   return plan;
 }
 
@@ -152,6 +178,60 @@ std::string short_error(const std::string& excerpt) {
   return ": " + line;
 }
 
+// A lab that did not compile, remembered in the build folder (next to where its test program
+// would be): `--build-only` writes it, `--no-build` reports it.
+std::string build_record_path(const Plan& plan, const Submission& sub, const ManifestLab& lab) {
+  return plan.build_dir + "/labs/" + sub.name + "/" + lab.name + ".build.json";
+}
+
+void write_build_record(const std::string& path, const LabResult& failed) {
+  const nlohmann::json record = {{"reason", failed.reason}, {"hint", failed.hint}, {"details", failed.details},
+                                 {"build_seconds", failed.build_seconds}};
+  write_file_atomically(path, record.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+}
+
+bool read_build_record(const std::string& path, LabResult& result) {
+  std::ifstream in(path);
+  if (!in) return false;
+  const nlohmann::json record = nlohmann::json::parse(in, nullptr, false);
+  if (!record.is_object()) {
+    result.reason = "the record of this lab's build (" + path + ") is unreadable: build the batch again (--build-only)";
+    return true;
+  }
+  result.reason = record.value("reason", "does not compile");
+  result.hint = record.value("hint", "");
+  result.details = record.value("details", "");
+  result.build_seconds = record.value("build_seconds", 0.0);
+  return true;
+}
+
+// A batch's --build-only: every student's labs in one parallel build first, carrying on past
+// failures (make -k / ninja -k 0), so that a class of hundreds is not built one lab at a time;
+// the per-lab builds after it then only record each lab's outcome (and its compiler messages).
+void build_batch_at_once(const GradeOptions& o, const Plan& plan, const Manifest& manifest,
+                         const std::vector<std::string>& labs) {
+  std::vector<std::string> argv = {"cmake", "--build", plan.build_dir, "--parallel",
+                                   std::to_string(o.jobs > 0 ? o.jobs : std::max(1u, std::thread::hardware_concurrency()))};
+  std::size_t targets = 0;
+  for (const auto& sub : plan.submissions)
+    for (const auto& name : labs) {
+      const ManifestLab& lab = find_lab(manifest, name);
+      const auto program = lab.programs.find(sub.name);
+      if (!lab.not_built_reason.empty() || program == lab.programs.end() || !program->second.missing.empty()) continue;
+      if (lab.device == "gpu" && !o.gpu_elsewhere.empty()) continue;
+      argv.insert(argv.end(), {"--target", program->second.target});
+      ++targets;
+    }
+  if (targets < 2) return;
+  const bool ninja = cache_value(plan.build_dir, "CMAKE_GENERATOR").find("Ninja") != std::string::npos;
+  argv.push_back("--");
+  argv.push_back("-k");
+  if (ninja) argv.push_back("0");
+  std::printf("building %zu lab programs at once (-j%s)...\n", targets, argv[4].c_str());
+  std::fflush(stdout);
+  run_command(argv);  // its failures are found, and reported, lab by lab below
+}
+
 LabResult grade_one(const GradeOptions& o, const Plan& plan, const ManifestLab& lab, const Submission& sub,
                     const LabRunSettings& settings, TerminalReport& terminal) {
   LabResult result;
@@ -169,6 +249,12 @@ LabResult grade_one(const GradeOptions& o, const Plan& plan, const ManifestLab& 
                   "with an NVIDIA GPU";
     return result;
   }
+  if (lab.device == "gpu" && !o.gpu_elsewhere.empty()) {
+    result.status = LabStatus::skipped;
+    result.reason = "this lab needs an NVIDIA GPU, which this grader does not have: it is " + o.gpu_elsewhere;
+    result.skipped_because = o.gpu_elsewhere;
+    return result;
+  }
   const auto program = lab.programs.find(sub.name);
   if (program == lab.programs.end()) {
     result.reason = "this build has no program for " + sub.name + " (re-configure the build folder)";
@@ -182,10 +268,17 @@ LabResult grade_one(const GradeOptions& o, const Plan& plan, const ManifestLab& 
                   " (start from the skeleton in exercises/)";
     return result;
   }
-  if (!o.no_build) {
+  const std::string record = build_record_path(plan, sub, lab);
+  if (o.no_build) {
+    // A build that failed earlier (`--build-only`, e.g. a Slurm class's build job) is reported as it
+    // was, never by running a test program an older, successful build left behind.
+    if (read_build_record(record, result)) return result;
+  } else {
     terminal.activity(lab.name, "building");
     const CommandResult built = build_target(plan.build_dir, program->second.target, o.jobs);
     result.build_seconds = built.seconds;
+    std::error_code ignored;
+    fs::remove(record, ignored);
     if (!built.ok()) {
       // What a failed build prints is the student's to see, and only about their own files
       // (own_files_only): a hostile #include of a hidden case or a golden reference must not
@@ -207,6 +300,7 @@ LabResult grade_one(const GradeOptions& o, const Plan& plan, const ManifestLab& 
                         "machine to read them)";
       }
       result.hint = "fix the first compiler error (the ones after it often follow from it)";
+      write_build_record(record, result);
       return result;
     }
   }
@@ -232,6 +326,9 @@ LabResult grade_one(const GradeOptions& o, const Plan& plan, const ManifestLab& 
 }
 
 void write_reports(const GradeOptions& o, const GradeRun& run) {
+  if (!o.results_path.empty())
+    write_file_atomically(o.results_path,
+                          results_record(run).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   if (!o.json_path.empty()) {
     nlohmann::json doc;
     if (run.submissions.size() == 1) {
@@ -244,6 +341,49 @@ void write_reports(const GradeOptions& o, const GradeRun& run) {
   }
   if (!o.junit_path.empty()) write_text_file(o.junit_path, junit_xml(run));
   if (!o.csv_path.empty()) write_text_file(o.csv_path, gradebook_csv(run));
+}
+
+// `./course grade` keeps the student's own optimization log: one line per GPU lab that measured
+// its speed, read by `./course progress` (grader/progress/progress.py).
+void append_progress(const GradeOptions& o, const GradeRun& run) {
+  const char* env = std::getenv("COURSE_PROGRESS_FILE");
+  const std::string path = env != nullptr && *env != '\0' ? env : absolute(o.build_dir) + "/progress/history.jsonl";
+  std::string lines;
+  for (const auto& sub : run.submissions)
+    for (const auto& lab : sub.labs) {
+      const auto speed = lab_speedup(lab);
+      if (!speed) continue;
+      nlohmann::json line = {{"time", run.started_at}, {"lab", lab.lab}, {"status", to_string(lab.status)},
+                             {"speedup", speed->point}, {"ci_low", speed->low}, {"ci_high", speed->high},
+                             {"required", speed->required}, {"gpu", sub.gpu}, {"files_hash", lab.files_hash},
+                             {"seed", sub.seed}};
+      for (const auto& m : lab.metrics) {
+        if (m.name == "pipeline_ms") line["pipeline_ms"] = m.value;
+        if (m.name == "baseline_reference_ms") line["reference_ms"] = m.value;
+        if (m.name == "speedup_vs_naive") line["speedup_vs_naive"] = m.value;
+      }
+      lines += line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    }
+  if (lines.empty()) return;
+  std::error_code ignored;
+  fs::create_directories(fs::path(path).parent_path(), ignored);
+  std::ofstream out(path, std::ios::app | std::ios::binary);
+  out << lines;
+  if (!out) std::fprintf(stderr, "course_grader: note: could not add this run to %s\n", path.c_str());
+}
+
+// Where this process grades: the Slurm merge puts students graded on many nodes into one report.
+void describe_machine(SubmissionResult& result, const GradeRun& run, const std::string& gpu_name) {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) == 0) result.host = host;
+  result.gpu = run.has_gpu ? gpu_name : "";
+  result.gpu_reason = run.has_gpu ? "" : run.gpu_reason;
+  auto env = [](const char* name) -> std::string {
+    const char* value = std::getenv(name);
+    return value == nullptr ? "" : value;
+  };
+  if (!env("SLURM_ARRAY_JOB_ID").empty()) result.slurm_job = env("SLURM_ARRAY_JOB_ID") + "_" + env("SLURM_ARRAY_TASK_ID");
+  else result.slurm_job = env("SLURM_JOB_ID");
 }
 
 }  // namespace
@@ -284,6 +424,7 @@ int run_grade(const GradeOptions& o) {
   if (labs.empty()) throw UsageError("this build has no labs yet");
 
   GradeRun run;
+  run.started_at = utc_now();
   run.seed = choose_seed();
   run.batch = o.mode == Mode::submissions;
   run.sandbox_mode = sandbox.mode;
@@ -317,9 +458,13 @@ int run_grade(const GradeOptions& o) {
   bool gpu_labs = false;
   for (const auto& name : labs) gpu_labs = gpu_labs || find_lab(manifest, name).device == "gpu";
   terminal.begin(plan.title + " (" + std::to_string(labs.size()) + (labs.size() == 1 ? " lab)" : " labs)"), run, gpu_labs);
+  if (o.build_only && !o.no_build && plan.submissions.size() > 1) build_batch_at_once(o, plan, manifest, labs);
   bool any_failed = false;
   for (const auto& sub : plan.submissions) {
-    SubmissionResult result{sub.name, sub.folder, {}};
+    SubmissionResult result;
+    result.name = sub.name;
+    result.folder = sub.folder;
+    describe_machine(result, run, gpu.name);
     // In a batch each student gets a seed of their own (student_seed): one student's worker
     // cannot leave answers behind for the next one's random cases.
     result.seed = run.batch ? student_seed(run.seed, sub.name) : run.seed;
@@ -328,6 +473,8 @@ int run_grade(const GradeOptions& o) {
     for (const auto& name : labs) {
       LabResult lab = grade_one(o, plan, find_lab(manifest, name), sub, settings, terminal);
       make_inert(lab);  // before any report (terminal, results.json, JUnit, CSV) sees it
+      lab.infrastructure = infrastructure_problem(lab);
+      lab.files_hash = files_hash(lab.student_files);
       terminal.lab_finished(lab);
       any_failed = any_failed || lab.status == LabStatus::failed;
       result.labs.push_back(std::move(lab));
@@ -338,6 +485,7 @@ int run_grade(const GradeOptions& o) {
   if (!o.build_only) {
     terminal.finish(run);
     write_reports(o, run);
+    if (o.mode == Mode::exercises) append_progress(o, run);
   }
   return any_failed ? 1 : 0;
 }

@@ -1,4 +1,4 @@
-// course_grader: entry point. Parses the command line and runs `grade` or `handout`
+// course_grader: entry point. Parses the command line and runs `grade`, `handout` or `merge`
 // (course_grader --help explains both). Exit codes: 0 all graded labs passed, 1 a lab failed,
 // 2 usage error or the grader could not run.
 #include <cstdio>
@@ -9,6 +9,7 @@
 #include "cli.hpp"
 #include "grade_command.hpp"
 #include "handout.hpp"
+#include "merge_command.hpp"
 
 int main(int argc, char** argv) {
   using namespace course_grader;
@@ -20,6 +21,7 @@ int main(int argc, char** argv) {
         return 0;
       case Command::Kind::grade: return run_grade(command.grade);
       case Command::Kind::handout: return run_handout(command.handout);
+      case Command::Kind::merge: return run_merge(command.merge);
     }
   } catch (const UsageError& e) {
     std::fprintf(stderr, "course_grader: %s\n(course_grader --help explains the options)\n", e.what());

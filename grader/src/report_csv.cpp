@@ -24,11 +24,22 @@ std::string gradebook_csv(const GradeRun& run) {
   std::string csv = "submission";
   for (const auto& lab : labs) csv += "," + csv_field(lab);
   for (const auto& lab : timed) csv += "," + csv_field(lab + " speedup");
+  // A speed-up is a ratio against the reference timed on the same GPU in the same run: fair on
+  // any GPU, but the GPU is part of the record (a Slurm partition may mix models).
+  if (!timed.empty()) csv += ",gpu";
   csv += ",total,max_total";
   // A degraded run says so in every row of the gradebook (a column only such runs have).
   csv += run.sandbox_degraded ? ",sandbox\n" : "\n";
   for (const auto& sub : run.submissions) {
     csv += csv_field(sub.name);
+    if (!sub.not_graded.empty()) {
+      // No results (a Slurm task that never finished): never a 0 that looks like a grade.
+      for (std::size_t i = 0; i < labs.size(); ++i) csv += ",NOT GRADED";
+      for (std::size_t i = 0; i < timed.size(); ++i) csv += ",";
+      csv += timed.empty() ? ",," : ",,,";
+      csv += run.sandbox_degraded ? ",\n" : "\n";
+      continue;
+    }
     int total = 0, max_total = 0;
     for (const auto& name : labs) {
       const LabResult* found = nullptr;
@@ -53,6 +64,7 @@ std::string gradebook_csv(const GradeRun& run) {
         if (lab.lab == name && lab_speedup(lab)) cell = format_speedup(*lab_speedup(lab), false);
       csv += "," + csv_field(cell);
     }
+    if (!timed.empty()) csv += "," + csv_field(sub.gpu);
     csv += "," + std::to_string(total) + "," + std::to_string(max_total);
     csv += run.sandbox_degraded ? "," + csv_field("DEGRADED (sandbox " + run.sandbox_mode + ")") + "\n" : "\n";
   }

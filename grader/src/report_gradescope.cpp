@@ -31,6 +31,14 @@ std::string lab_output(const LabResult& lab, bool hidden_cases) {
   return clean_text(out.str());
 }
 
+// A gate's context (its minimum "..._required", the baseline's time "baseline_...") is not the
+// student's achievement.
+bool on_leaderboard(const std::string& metric) {
+  const std::string suffix = "_required";
+  const bool required = metric.size() >= suffix.size() && metric.compare(metric.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return !required && metric.rfind("baseline_", 0) != 0;
+}
+
 // Speed ratios: higher is better; times (names ending in _ms, _us, _s, seconds, time): lower is.
 std::string leaderboard_order(const std::string& metric) {
   auto ends_with = [&](const std::string& suffix) {
@@ -73,12 +81,14 @@ nlohmann::json gradescope_results(const SubmissionResult& submission, const Grad
     tests.push_back(test);
     if (lab.status == LabStatus::passed)
       for (const auto& m : lab.metrics)
-        leaderboard.push_back({{"name", lab.lab.substr(0, lab.lab.find('_')) + " " + m.name},
-                               {"value", m.value},
-                               {"order", leaderboard_order(m.name)}});
+        if (on_leaderboard(m.name))
+          leaderboard.push_back({{"name", lab.lab.substr(0, lab.lab.find('_')) + " " + m.name},
+                                 {"value", m.value},
+                                 {"order", leaderboard_order(m.name)}});
   }
   std::ostringstream summary;
   if (run.sandbox_degraded) summary << degraded_notice(run) << "\n";
+  if (!submission.not_graded.empty()) summary << "NOT GRADED: " << submission.not_graded << "\n";
   summary << passed << " of " << (passed + failed) << " labs passed";
   if (skipped > 0) summary << "; " << skipped << " GPU lab(s) skipped: " << skip_reasons;
   if (run.batch)

@@ -63,8 +63,14 @@ std::string junit_xml(const GradeRun& run) {
   std::ostringstream xml;
   xml << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites" << attr("name", "course_grader")
       << attr("time", seconds(run.seconds)) << ">\n";
-  for (const auto& sub : run.submissions)
+  for (const auto& sub : run.submissions) {
     for (const auto& lab : sub.labs) write_suite(xml, sub, lab, run.hidden_cases, degraded_notice(run));
+    if (!sub.not_graded.empty())  // a merged batch's student without results: an error, never a pass
+      xml << "  <testsuite" << attr("name", sub.name) << attr("tests", "1") << attr("failures", "0")
+          << attr("errors", "1") << attr("skipped", "0") << attr("time", "0") << ">\n    <testcase"
+          << attr("classname", sub.name) << attr("name", "(not graded)") << attr("time", "0") << ">\n      <error"
+          << attr("message", sub.not_graded) << "/>\n    </testcase>\n  </testsuite>\n";
+  }
   xml << "</testsuites>\n";
   return xml.str();
 }

@@ -51,6 +51,10 @@ struct LabResult {
   std::vector<std::string> student_files;  ///< the files to edit (absolute paths)
   double seconds = 0;                  ///< test run time
   double build_seconds = 0;
+  /// Not the student's doing: "timeout", "degraded sandbox", "GPU interference", "worker crash",
+  /// "not graded" (infrastructure_problem()); "" otherwise. The instructor report lists these apart.
+  std::string infrastructure;
+  std::string files_hash;              ///< FNV-1a-64 of the student's files (names + bytes), hex
 
   int cases_passed() const {
     int n = 0;
@@ -63,6 +67,7 @@ struct LabResult {
 /// speedup_ci_high), if it reported one.
 struct Speedup {
   double point = 0, low = 0, high = 0;
+  double required = 0;  ///< the gate: passes when point >= required (0: measured only)
 };
 std::optional<Speedup> lab_speedup(const LabResult& lab);
 /// "1.02x (95% CI 0.98-1.05x)", or "1.02 [0.98-1.05]" for a spreadsheet cell.
@@ -73,6 +78,12 @@ struct SubmissionResult {
   std::string folder;  ///< the folder that was graded
   std::vector<LabResult> labs;
   std::uint64_t seed = 0;  ///< this submission's COURSE_SEED (student_seed() in a batch)
+  // Where it was graded (a Slurm batch grades students on different nodes and GPUs):
+  std::string host;        ///< the machine's host name
+  std::string gpu;         ///< the GPU's summary, "" without one (then gpu_reason says why)
+  std::string gpu_reason;
+  std::string slurm_job;   ///< "<array job>_<task>" (or the job id) under Slurm, else ""
+  std::string not_graded;  ///< merge only: why this expected student has no results ("" = graded)
 };
 
 struct GradeRun {
@@ -87,6 +98,7 @@ struct GradeRun {
   std::string sandbox_description;  ///< one line: what the sandbox is (or lacks)
   bool hidden_cases = false;  ///< --hidden ran: program output stays out of student-visible results
   double seconds = 0;
+  std::string started_at;       ///< UTC, ISO 8601
   std::string regrade_command;  ///< e.g. "./course grade" (+ the lab), for the next-step hint
 };
 

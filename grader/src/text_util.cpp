@@ -70,6 +70,8 @@ std::optional<Speedup> lab_speedup(const LabResult& lab) {
       s.low = m.value;
     } else if (m.name == "speedup_ci_high") {
       s.high = m.value;
+    } else if (m.name == "speedup_vs_reference_required") {
+      s.required = m.value;
     }
   }
   if (!found) return std::nullopt;

@@ -243,6 +243,9 @@ void check_speed(const SpeedGate& gate, const PipelineTimer& timer) {
   MESSAGE("course-metric " << gate.metrics.ci_low << " " << result.speedup.lower);
   MESSAGE("course-metric " << gate.metrics.ci_high << " " << result.speedup.upper);
   MESSAGE("course-metric " << gate.metrics.time_ms << " " << result.candidate.point);
+  MESSAGE("course-metric " << gate.metrics.baseline_ms << " " << result.reference.point);
+  if (gate.requirement.min_speedup > 0)
+    MESSAGE("course-metric " << gate.metrics.required << " " << gate.requirement.min_speedup);
   CHECK_MESSAGE(result.decision.passed, gate.what << ": " << result.summary() << " -- required: "
                                                   << gate.requirement.description << ". "
                                                   << result.decision.explanation);

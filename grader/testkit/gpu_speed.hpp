@@ -80,12 +80,18 @@ struct MetricNames {
   std::string ci_low = "speedup_ci_low";
   std::string ci_high = "speedup_ci_high";
   std::string time_ms = "pipeline_ms";  ///< the candidate's median time; "_ms": lower ranks higher
+  // Context for the reports (the instructor's histogram draws the gate, a student's progress chart
+  // both): not the student's achievement, so never on the leaderboard ("_required", "baseline_").
+  std::string required = "speedup_vs_reference_required";  ///< the gate's minimum speed-up
+  std::string baseline_ms = "baseline_reference_ms";       ///< the reference's median time
 
   /// Names for a gate against `baseline` instead of the reference solution, e.g. "naive":
-  /// speedup_vs_naive, speedup_vs_naive_ci_low, speedup_vs_naive_ci_high, pipeline_vs_naive_ms.
+  /// speedup_vs_naive, speedup_vs_naive_ci_low, speedup_vs_naive_ci_high, pipeline_vs_naive_ms,
+  /// speedup_vs_naive_required, baseline_naive_ms.
   static MetricNames versus(const std::string& baseline) {
     const std::string speedup = "speedup_vs_" + baseline;
-    return {speedup, speedup + "_ci_low", speedup + "_ci_high", "pipeline_vs_" + baseline + "_ms"};
+    return {speedup, speedup + "_ci_low", speedup + "_ci_high", "pipeline_vs_" + baseline + "_ms",
+            speedup + "_required", "baseline_" + baseline + "_ms"};
   }
 };
 

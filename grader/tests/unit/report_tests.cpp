@@ -18,6 +18,14 @@ LabResult lab(const std::string& name, LabStatus status, const std::string& reas
   return l;
 }
 
+SubmissionResult submission(const std::string& name, const std::string& folder, std::vector<LabResult> labs) {
+  SubmissionResult s;
+  s.name = name;
+  s.folder = folder;
+  s.labs = std::move(labs);
+  return s;
+}
+
 GradeRun sample_run() {
   GradeRun run;
   run.seed = 42;
@@ -34,8 +42,9 @@ GradeRun sample_run() {
   LabResult fast = lab("lab07_cuda_optimized", LabStatus::passed);
   fast.metrics.push_back({"speedup_vs_reference", 1.8, "speed"});
   fast.metrics.push_back({"median_ms", 0.25, "speed"});
-  run.submissions.push_back({"alice", "/s/alice", {passed, failed, crashed, skipped, fast}});
-  run.submissions.push_back({"bob,=evil", "/s/bob", {lab("lab01_conv2d", LabStatus::failed, "does not compile")}});
+  run.submissions.push_back(submission("alice", "/s/alice", {passed, failed, crashed, skipped, fast}));
+  run.submissions.back().gpu = "NVIDIA H100, =1+1";
+  run.submissions.push_back(submission("bob,=evil", "/s/bob", {lab("lab01_conv2d", LabStatus::failed, "does not compile")}));
   return run;
 }
 
@@ -182,9 +191,9 @@ TEST_CASE("report: gradebook CSV has one row per submission, a column per lab an
   const std::string csv = gradebook_csv(run);
   CHECK(csv ==
         "submission,lab01_conv2d,lab02_padding_stride,lab03_pooling_activations,lab06_cuda_naive,lab07_cuda_optimized,"
-        "lab07_cuda_optimized speedup,total,max_total\n"
-        "alice,10,0,0,skipped,10,1.80 [1.70-1.90],20,40\n"
-        "\"bob,=evil\",0,,,,,,0,10\n");
+        "lab07_cuda_optimized speedup,gpu,total,max_total\n"
+        "alice,10,0,0,skipped,10,1.80 [1.70-1.90],\"NVIDIA H100, =1+1\",20,40\n"
+        "\"bob,=evil\",0,,,,,,,0,10\n");
   CHECK(format_speedup({1.8, 1.7, 1.9}) == "1.80x (95% CI 1.70-1.90x)");
 }
 
@@ -236,7 +245,7 @@ TEST_CASE("report: the terminal report ends with the next step for a student") {
   second.details = "test case \"tf same\": not implemented: lab02::tf_padding\n";
   second.student_files = {"/nowhere/exercises/lab02_padding_stride/tf_padding_layout.cpp"};
   LabResult third = lab("lab05_cudnn", LabStatus::skipped, "needs a CUDA GPU (no CUDA driver)");
-  run.submissions.push_back({"exercises", "/nowhere/exercises", {first, second, third}});
+  run.submissions.push_back(submission("exercises", "/nowhere/exercises", {first, second, third}));
   const std::string plain = terminal_text(run, false);
   CHECK(contains(plain, "seed 7 (replay with COURSE_SEED=7); no GPU here"));
   CHECK(contains(plain, "1 of 2 labs passed, 1 skipped (no GPU)"));
