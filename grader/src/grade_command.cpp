@@ -305,8 +305,9 @@ LabResult grade_one(const GradeOptions& o, const Plan& plan, const ManifestLab& 
     }
   }
   // A GPU lab's speed gate needs the reference solution's worker of the main build (a failure
-  // here is reported by the gate itself: "speed not judged").
-  if (!o.no_build && lab.device == "gpu" && fs::path(plan.build_dir) != fs::path(absolute(o.build_dir)) &&
+  // here is reported by the gate itself: "speed not judged"). Also when grading exercises/ in the
+  // main build: `./course grade lab07` on a fresh clone builds only what it grades.
+  if (!o.no_build && lab.device == "gpu" && sub.name != "solutions" &&
       fs::exists(absolute(o.source_dir) + "/solutions/" + lab.name))
     build_target(absolute(o.build_dir), lab.name + "__solutions_worker", o.jobs);
   if (o.build_only) {
