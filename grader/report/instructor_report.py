@@ -109,23 +109,48 @@ def first_message(case):
     return text_of(case.get("exception"))
 
 
+def slurm_task(sub):
+    """Where a student was graded in Slurm ("<array job>_<task>"), or ""."""
+    if text_of(sub.get("slurm_job")):
+        return sub["slurm_job"]
+    slurm = sub.get("slurm")
+    if isinstance(slurm, dict) and text_of(slurm.get("array_job_id")):
+        return f"{slurm['array_job_id']}_{text_of(slurm.get('array_task_id'))}"
+    return ""
+
+
+def problem_reason(lab):
+    """Why a lab hit an infrastructure problem, in the record's own words: its reason, else the
+    first message of a failed case (the speed gate's "the GPU was not ours" is one)."""
+    for key in ("reason", "skipped_because", "details"):
+        if text_of(lab.get(key)):
+            return lab[key]
+    for c in lab.get("cases") or []:
+        if isinstance(c, dict) and c.get("passed") is False and first_message(c):
+            return first_message(c)
+    return ""
+
+
 def infrastructure_problems(record, subs):
-    """(student, lab, problem, reason) rows: everything whose result says more about the machine
-    than about the student's code."""
+    """(student, lab, problem, reason, Slurm task) rows: everything whose result says more about
+    the machine than about the student's code."""
     rows = []
-    run_degraded = bool((record.get("sandbox") or {}).get("degraded")) if isinstance(record.get("sandbox"), dict) else False
+    run_degraded = run_sandbox(record).get("degraded") is True
     for sub in subs:
-        name = text_of(sub.get("name"))
+        name, task = text_of(sub.get("name")), slurm_task(sub)
         if text_of(sub.get("not_graded")):
-            rows.append((name, "all labs", "not graded", text_of(sub.get("not_graded"))))
-        sandbox = sub.get("sandbox")
-        if isinstance(sandbox, dict) and sandbox.get("degraded") and not run_degraded:
-            rows.append((name, "all labs", "degraded sandbox", text_of(sandbox.get("description"))))
+            rows.append((name, "all labs", "not graded", text_of(sub.get("not_graded")), task))
         for lab in labs_of(sub):
-            if text_of(lab.get("infrastructure")):
-                reason = text_of(lab.get("reason")) or text_of(lab.get("skipped_because")) or text_of(lab.get("details"))
-                rows.append((name, lab["lab"], lab["infrastructure"], reason))
+            problem = text_of(lab.get("infrastructure"))
+            if not problem and lab.get("sandbox_degraded") is True and not run_degraded:
+                problem = "degraded sandbox"
+            if problem:
+                rows.append((name, lab["lab"], problem, problem_reason(lab), task))
     return rows
+
+
+def run_sandbox(record):
+    return record.get("sandbox") if isinstance(record.get("sandbox"), dict) else {}
 
 
 # --- SVG ------------------------------------------------------------------------------------
@@ -226,13 +251,11 @@ nav a { margin-right: 12px; }
 
 
 def header_section(record, subs, title):
-    sandbox = record.get("sandbox") if isinstance(record.get("sandbox"), dict) else {}
-    modes = collections.Counter()
-    if text_of(sandbox.get("mode")):
-        modes[sandbox["mode"]] += len(subs) or 1
-    for s in subs:  # a merge of several runs may carry each run's sandbox per student
-        if isinstance(s.get("sandbox"), dict) and text_of(s["sandbox"].get("mode")):
-            modes[s["sandbox"]["mode"]] += 1
+    sandbox = run_sandbox(record)
+    # Each lab records the sandbox it ran in: a merge of many tasks may have several modes.
+    modes = collections.Counter(text_of(lab.get("sandbox")) for s in subs for lab in labs_of(s) if text_of(lab.get("sandbox")))
+    if not modes and text_of(sandbox.get("mode")):
+        modes[sandbox["mode"]] = 1
     gpus = collections.Counter(text_of(s.get("gpu")) for s in subs if text_of(s.get("gpu")))
     no_gpu = sum(1 for s in subs if not text_of(s.get("gpu")))
     gpu_text = ", ".join(f"{esc(g)} ({n})" for g, n in gpus.most_common()) or "none"
@@ -244,7 +267,8 @@ def header_section(record, subs, title):
         when += f" (ran {num(record.get('seconds')):.0f} s)"
     rows = [("Seed", esc(record.get("seed", "unknown")) + ' <span class="note">(COURSE_SEED replays it)</span>'),
             ("Students", f"{len(subs)} ({graded} with results)"),
-            ("Sandbox", ", ".join(esc(m) for m in modes) or "unknown"),
+            ("Sandbox", ", ".join(esc(m) + (f" ({n} lab results)" if len(modes) > 1 else "") for m, n in modes.most_common())
+             or "unknown"),
             ("GPUs seen", gpu_text),
             ("Graded at", when),
             ("Report made", datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))]
@@ -377,7 +401,7 @@ def failures_section(entries):
 def infrastructure_section(record, subs):
     rows = infrastructure_problems(record, subs)
     out = ['<h2 id="infra">Infrastructure problems: re-grade these</h2>']
-    sandbox = record.get("sandbox") if isinstance(record.get("sandbox"), dict) else {}
+    sandbox = run_sandbox(record)
     if sandbox.get("degraded"):
         out.append(f'<p class="banner bad">The whole run used a DEGRADED sandbox ({esc(sandbox.get("mode"))}): '
                    f"all {len(subs)} students must be re-graded in a real sandbox before their grades count.</p>")
@@ -389,10 +413,10 @@ def infrastructure_section(record, subs):
                "a degraded sandbox, GPU interference, a crashed worker, a task with no results). "
                "Re-grade each one, e.g. <code>course_grader grade --submissions DIR --only NAME ...</code> "
                "(per-student seeds: re-grading one student changes no one else's result).</p>")
-    out.append("<table><tr><th>Student</th><th>Lab</th><th>Problem</th><th>Reason</th><th>Action</th></tr>")
-    for name, lab, problem, reason in rows:
+    out.append("<table><tr><th>Student</th><th>Lab</th><th>Problem</th><th>Reason</th><th>Slurm task</th><th>Action</th></tr>")
+    for name, lab, problem, reason, task in rows:
         out.append(f'<tr class="infra"><td>{esc(name)}</td><td>{esc(lab)}</td><td>{esc(problem)}</td>'
-                   f"<td><pre>{esc(reason, 400) or '-'}</pre></td><td>re-grade</td></tr>")
+                   f"<td><pre>{esc(reason, 400) or '-'}</pre></td><td>{esc(task) or '-'}</td><td>re-grade</td></tr>")
     out.append("</table>")
     return out
 

@@ -32,6 +32,7 @@ COMPILE_REASON = ("does not compile: conv2d.cpp:3:1: error: '\x1b[31m<img src=x 
                   + "\">\x1b[0m' was not declared")
 ANSI_MSG = "\x1b[31mFAILED\x1b[0m speed-up 0.70x is below 0.77x \u202eevil"
 HOSTILE_HOST = 'node07"><svg onload="' + MARK.format("host") + '">'
+INTERFERENCE = "the GPU was not ours: the reference ran 1.4x slower after your block than before"
 HOSTILE_DETAILS = "exercises/lab01_conv2d/</style><style>body{display:none}</style>.cpp"
 
 H100, A100 = "NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB"
@@ -45,7 +46,7 @@ def case(name, passed=True, message="", exception=""):
 
 def cpu_lab(status="passed", reason="", cases=None, details=""):
     return {"lab": "lab01_conv2d", "device": "cpu", "status": status, "reason": reason, "skipped_because": "",
-            "hint": "", "details": details, "infrastructure": "", "cases": [case("conv2d: identity kernel")] if cases is None else cases,
+            "hint": "", "details": details, "infrastructure": "", "sandbox": "bwrap", "sandbox_degraded": False, "cases": [case("conv2d: identity kernel")] if cases is None else cases,
             "metrics": [], "seconds": 0.5, "build_seconds": 2.0, "files_hash": "00112233aabbccdd"}
 
 
@@ -53,7 +54,8 @@ def gpu_lab(lab, speedup=None, status=None, infrastructure="", reason="", messag
     """A GPU lab result; with a speed-up, passed/failed follows the gate unless given."""
     required = GATES[lab]
     entry = {"lab": lab, "device": "gpu", "reason": reason, "skipped_because": "", "hint": "", "details": "",
-             "infrastructure": infrastructure, "cases": [case("correctness")], "metrics": [],
+             "infrastructure": infrastructure, "sandbox": "bwrap", "sandbox_degraded": infrastructure == "degraded sandbox",
+             "cases": [case("correctness")], "metrics": [],
              "seconds": 3.0, "build_seconds": 1.0, "files_hash": "1a2b3c4d5e6f7a8b"}
     if speedup is not None:
         naive_ok = speedup * NAIVE_PER_REFERENCE >= 3.0
@@ -82,7 +84,8 @@ def skipped(lab):
 
 def student(name, gpu, host, labs, not_graded=""):
     return {"name": name, "folder": "/submissions/" + name, "seed": 42, "host": host, "gpu": gpu,
-            "gpu_reason": "" if gpu else "no NVIDIA GPU on this node", "slurm": {}, "not_graded": not_graded, "labs": labs}
+            "gpu_reason": "" if gpu else "no NVIDIA GPU on this node", "slurm_job": f"100_{host[-2:]}" if host else "",
+            "not_graded": not_graded, "labs": labs}
 
 
 def make_record():
@@ -96,7 +99,7 @@ def make_record():
         student("bob", H100, "node02", [cpu_lab()] + gpu3(0.98, gpu_lab(L6, status="failed", infrastructure="timeout",
                                                                          reason="timed out after 60 s"), 0.98)),
         student("carol", A100, "node03", [cpu_lab()] + gpu3(
-            gpu_lab(L5, 0.60, infrastructure="GPU interference", reason="another process used the GPU during the speed gate"),
+            gpu_lab(L5, 0.60, infrastructure="GPU interference", message=INTERFERENCE),
             1.05, 0.52)),
         student("dave", A100, "node04", [cpu_lab("failed", "1 of 2 test cases failed",
                                                  [case("conv2d: identity kernel"), case("conv2d: 3x3 kernel", False, CASE_MSG)])] + gpu3(0.95, 1.00, 0.45)),
@@ -137,6 +140,8 @@ EXPECTED_TEXT = [
     "1.050\u00d7",                  # alice on the lab 07 leaderboard
     "Infrastructure problems: re-grade these",
     "GPU interference", "timeout", "degraded sandbox", "not graded",
+    INTERFERENCE,                   # the reason of carol's interference: her failed case's message
+    "100_03",                       # carol's Slurm task, to re-submit
 ]
 HOSTILE_TEXT = [SCRIPT_NAME, IMG_NAME, "expected 1.5, got <b>2</b></pre><script>", HOSTILE_HOST,
                 "\ufffd[31mFAILED\ufffd[0m speed-up 0.70x", HOSTILE_DETAILS]
