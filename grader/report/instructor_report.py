@@ -252,14 +252,22 @@ nav a { margin-right: 12px; }
 
 def header_section(record, subs, title):
     sandbox = run_sandbox(record)
-    # Each lab records the sandbox it ran in: a merge of many tasks may have several modes.
-    modes = collections.Counter(text_of(lab.get("sandbox")) for s in subs for lab in labs_of(s) if text_of(lab.get("sandbox")))
-    if not modes and text_of(sandbox.get("mode")):
-        modes[sandbox["mode"]] = 1
+    # The run's mode; each lab also records the sandbox it ran in, and a merge of many tasks may
+    # have several: then each with its count.
+    per_lab = collections.Counter(text_of(lab.get("sandbox")) for s in subs for lab in labs_of(s) if text_of(lab.get("sandbox")))
+    sandbox_text = esc(sandbox.get("mode") or "unknown")
+    if text_of(sandbox.get("description")):
+        sandbox_text += f' <span class="note">({esc(sandbox["description"], 200)})</span>'
+    if len(per_lab) > 1:
+        sandbox_text += "<br>labs ran in different sandboxes: " + "; ".join(
+            f"{esc(d, 120)} ({n} lab results)" for d, n in per_lab.most_common())
     gpus = collections.Counter(text_of(s.get("gpu")) for s in subs if text_of(s.get("gpu")))
     no_gpu = sum(1 for s in subs if not text_of(s.get("gpu")))
-    gpu_text = ", ".join(f"{esc(g)} ({n})" for g, n in gpus.most_common()) or "none"
-    if gpus and no_gpu:
+    gpu_text = ", ".join(f"{esc(g)} ({n})" for g, n in gpus.most_common())
+    if not gpus:
+        reason = text_of(record.get("gpu_reason")) or next((text_of(s.get("gpu_reason")) for s in subs if text_of(s.get("gpu_reason"))), "")
+        gpu_text = "none" + (f" ({esc(reason, 200)})" if reason else "")
+    elif no_gpu:
         gpu_text += f"; no GPU: {no_gpu}"
     graded = sum(1 for s in subs if not text_of(s.get("not_graded")))
     when = esc(text_of(record.get("started_at")) or "unknown")
@@ -267,8 +275,7 @@ def header_section(record, subs, title):
         when += f" (ran {num(record.get('seconds')):.0f} s)"
     rows = [("Seed", esc(record.get("seed", "unknown")) + ' <span class="note">(COURSE_SEED replays it)</span>'),
             ("Students", f"{len(subs)} ({graded} with results)"),
-            ("Sandbox", ", ".join(esc(m) + (f" ({n} lab results)" if len(modes) > 1 else "") for m, n in modes.most_common())
-             or "unknown"),
+            ("Sandbox", sandbox_text),
             ("GPUs seen", gpu_text),
             ("Graded at", when),
             ("Report made", datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))]

@@ -113,6 +113,7 @@ def make_record():
         student("judy", "", "node11", [cpu_lab(), skipped(L5), skipped(L6), skipped(L7)]),
         student("mallory", "", "", [], not_graded="no results file: task 11 ended NODE_FAIL"),
     ]
+    subs[10]["labs"][0]["sandbox"] = "user: a dedicated unprivileged uid"  # judy's task ran elsewhere
     return {"schema": "course-results/1", "seed": 123456789, "batch": True, "points_per_lab": 10,
             "hidden_cases": False, "sandbox": {"mode": "bwrap", "degraded": False, "description": "bubblewrap"},
             "started_at": "2026-11-25T03:00:00Z", "seconds": 812.5, "submissions": subs,
@@ -132,7 +133,8 @@ EXPECTED_TEXT = [
     "gate 0.769\u00d7", "gate 0.5\u00d7", "gate 3\u00d7",
     "Measured only: no gate against the reference",  # lab07 vs the reference
     "12 (11 with results)",         # students
-    "123456789", "bwrap", f"{H100} (7)", f"{A100} (3)", "no GPU: 2",
+    "123456789", "bwrap", "labs ran in different sandboxes", "user: a dedicated unprivileged uid (1 lab results)",
+    f"{H100} (7)", f"{A100} (3)", "no GPU: 2",
     "whole lab: does not compile",
     "40 / 40",                      # alice
     "10 / 10",                      # judy: only the CPU lab counts
