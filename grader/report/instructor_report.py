@@ -41,7 +41,15 @@ def num(value):
     files must not crash the report)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return float(value) if math.isfinite(value) else None
+    try:
+        return float(value) if math.isfinite(value) else None
+    except OverflowError:  # an integer beyond any float
+        return None
+
+
+def as_list(value):
+    """A JSON list, or [] for anything else (a field of the wrong type is skipped, not a crash)."""
+    return value if isinstance(value, list) else []
 
 
 def text_of(value):
@@ -75,16 +83,16 @@ def load(path):
 
 
 def submissions_of(record):
-    subs = [s for s in record.get("submissions") or [] if isinstance(s, dict)]
+    subs = [s for s in as_list(record.get("submissions")) if isinstance(s, dict)]
     return sorted(subs, key=lambda s: text_of(s.get("name")))
 
 
 def labs_of(sub):
-    return [lab for lab in sub.get("labs") or [] if isinstance(lab, dict) and isinstance(lab.get("lab"), str)]
+    return [lab for lab in as_list(sub.get("labs")) if isinstance(lab, dict) and isinstance(lab.get("lab"), str)]
 
 
 def metric(lab, name):
-    for m in lab.get("metrics") or []:
+    for m in as_list(lab.get("metrics")):
         if isinstance(m, dict) and m.get("name") == name:
             return num(m.get("value"))
     return None
@@ -103,7 +111,7 @@ def speedup_of(lab):
 
 
 def first_message(case):
-    for m in case.get("messages") or []:
+    for m in as_list(case.get("messages")):
         if isinstance(m, str) and m.strip():
             return m
     return text_of(case.get("exception"))
@@ -125,7 +133,7 @@ def problem_reason(lab):
     for key in ("reason", "skipped_because", "details"):
         if text_of(lab.get(key)):
             return lab[key]
-    for c in lab.get("cases") or []:
+    for c in as_list(lab.get("cases")):
         if isinstance(c, dict) and c.get("passed") is False and first_message(c):
             return first_message(c)
     return ""
@@ -379,7 +387,7 @@ def failures_section(entries):
     for sub, lab in entries:
         if lab.get("status") != "failed" or text_of(lab.get("infrastructure")):
             continue
-        failed_cases = [c for c in lab.get("cases") or [] if isinstance(c, dict) and c.get("passed") is False]
+        failed_cases = [c for c in as_list(lab.get("cases")) if isinstance(c, dict) and c.get("passed") is False]
         if failed_cases:
             for c in failed_cases:
                 key = ("case", text_of(c.get("name")) or "(unnamed case)")

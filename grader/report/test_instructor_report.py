@@ -199,6 +199,17 @@ def static_checks(work):
     text = headless.check_inert(page, "cpu_only").all_text()
     check("No lab in this record measured a speed-up" in text and "<svg" not in page, "a record without GPU labs is not explained")
 
+    # Fields of the wrong type (a hand-edited or truncated merge input) are skipped, not a crash.
+    odd = {"schema": "course-results/1", "seed": 10 ** 400, "points_per_lab": "ten", "sandbox": [],
+           "submissions": [7, "x", None, {"name": 12, "labs": 5},
+                           {"name": "oscar", "gpu": 3, "labs": [1, {"lab": 2}, {"lab": "lab05_cudnn", "status": None, "metrics": "x",
+                                                                                 "cases": 5, "speedup": "fast", "infrastructure": 9}]},
+                           {"name": "peggy", "labs": [{"lab": "lab05_cudnn", "status": "failed", "cases": [3, {"passed": False, "messages": "m"}],
+                                                       "speedup": {"point": float("inf")}, "metrics": [{"name": "pipeline_ms", "value": "1"}]}]}]}
+    _, page = run_report(odd, work, "odd")
+    check("oscar" in headless.check_inert(page, "odd").all_text(), "a record with odd fields lost its students")
+    run_report({"schema": "course-results/1"}, work, "bare")
+
     # Not a record: refused with a message naming the file, no page written.
     bad = os.path.join(work, "bad.json")
     with open(bad, "w") as f:
