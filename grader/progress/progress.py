@@ -53,7 +53,10 @@ def svg_text(value, limit=80):
 def num(value):
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return float(value) if math.isfinite(value) else None
+    try:
+        return float(value) if math.isfinite(value) else None
+    except OverflowError:  # an integer beyond any float
+        return None
 
 
 def lab_number(name):

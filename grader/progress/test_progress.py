@@ -126,6 +126,17 @@ def static_checks(work):
     check(rc == 0 and f"measured on {H100}, your runs on NVIDIA L4" in flat(out) and "only roughly" in out,
           f"without a ladder of the student's GPU the H100's is not used (and said so):\n{out}")
 
+    # Fields of the wrong type are drawn as well as they can be, never a crash.
+    odd = os.path.join(work, "odd.jsonl")
+    with open(odd, "w") as f:
+        f.write(json.dumps({"lab": "lab07_optimized_cuda", "speedup": 0.2, "status": 5, "ci_low": "x", "ci_high": 10 ** 400,
+                            "time": 17, "gpu": [], "files_hash": None, "speedup_vs_naive": "y"}) + "\n")
+        f.write(json.dumps({"lab": "lab07", "speedup": 1e-9, "status": "passed", "ci_low": 2.0, "ci_high": 1.0}) + "\n")
+        f.write("[1, 2]\n")
+    rc, out, err = progress("--history", odd, "--lab", "7", "--svg", os.path.join(work, "odd.svg"))
+    check(rc == 0 and "odd.jsonl:3: no lab" in err and "#2" in out, f"odd fields: {rc} {err}\n{out}")
+    svg_texts(os.path.join(work, "odd.svg"))
+
     # Nothing to draw: say what to run, write nothing.
     empty = os.path.join(work, "empty.jsonl")
     open(empty, "w").close()
