@@ -309,8 +309,10 @@ def lab_summary(lab_name, subs, points_per_lab):
     graded = passed + failed
     infra = sum(1 for _, lab in entries if text_of(lab.get("infrastructure")))
     missing = len(subs) - len(entries)
-    out = [f'<p class="rate">{passed} / {graded} graded passed ({pct(passed, graded)})</p>', "<p>"]
-    extra = [f"{failed} failed"]
+    rate = (f"{passed} / {graded} graded passed ({pct(passed, graded)})" if graded
+             else "nobody graded in this lab")  # e.g. every GPU lab "graded on the cluster"
+    out = [f'<p class="rate">{rate}</p>', "<p>"]
+    extra = [f"{failed} failed"] if graded else []
     if skipped:
         reasons = collections.Counter(text_of(lab.get("skipped_because")) or text_of(lab.get("reason"))
                                       for _, lab in entries if lab.get("status") == "skipped")
@@ -320,7 +322,7 @@ def lab_summary(lab_name, subs, points_per_lab):
         extra.append(f"{infra} with an infrastructure problem (see below: re-grade them)")
     if missing:
         extra.append(f"{missing} without a result for this lab")
-    out.append(", ".join(extra) + ".</p>")
+    out.append((", ".join(extra) or "no results") + ".</p>")
     return out, entries
 
 

@@ -199,6 +199,17 @@ def static_checks(work):
     text = headless.check_inert(page, "cpu_only").all_text()
     check("No lab in this record measured a speed-up" in text and "<svg" not in page, "a record without GPU labs is not explained")
 
+    # GPU labs graded elsewhere (Gradescope: --gpu-elsewhere): all skipped, none graded, said so.
+    elsewhere = copy.deepcopy(record)
+    for sub in elsewhere["submissions"]:
+        for lab in sub["labs"]:  # judy's too: 11 students with results
+            if lab["device"] == "gpu":
+                lab.update(status="skipped", skipped_because="graded on the cluster", speedup=None, metrics=[], infrastructure="")
+    _, page = run_report(elsewhere, work, "elsewhere")
+    text = headless.check_inert(page, "elsewhere").all_text()
+    check(text.count("nobody graded in this lab") == 3 and "11 skipped, not counted (graded on the cluster: 11)" in text,
+          "GPU labs graded elsewhere are not reported as such")
+
     # Fields of the wrong type (a hand-edited or truncated merge input) are skipped, not a crash.
     odd = {"schema": "course-results/1", "seed": 10 ** 400, "points_per_lab": "ten", "sandbox": [],
            "submissions": [7, "x", None, {"name": 12, "labs": 5},
