@@ -221,6 +221,18 @@ def static_checks(work):
     check("oscar" in headless.check_inert(page, "odd").all_text(), "a record with odd fields lost its students")
     run_report({"schema": "course-results/1"}, work, "bare")
 
+    # A record the real grader wrote (fixtures/cpu_batch_merged.json: `course_grader grade
+    # --submissions` of lab 01 for alice (the solution), bob (does not compile), carol (no bias),
+    # then `course_grader merge --expect` with dave, who has no results; outputs emptied).
+    with open(os.path.join(HERE, "fixtures", "cpu_batch_merged.json")) as f:
+        real = json.load(f)
+    _, page = run_report(real, work, "real")
+    text = headless.check_inert(page, "real").all_text()
+    for want in ("1 / 3 graded passed (33%)", "whole lab: does not compile", "expected primary-expression",
+                 "lab01 lecture example: two channels are summed, then the bias is added", "got 2, expected 2.5",
+                 "NOT GRADED: no results", "4 (3 with results)", "none (built without the CUDA toolkit)", "10 / 10"):
+        check(want in text, f"the report of the grader's own record lacks {want!r}")
+
     # Not a record: refused with a message naming the file, no page written.
     bad = os.path.join(work, "bad.json")
     with open(bad, "w") as f:
