@@ -171,6 +171,10 @@ class Chart:
             return g, f"pass: {self.naive_need:g}x naive = {g:.2f}x"
         return 0.0, ""
 
+    def same_gpu(self):
+        """Whether the rungs were measured on the GPU model of the student's runs."""
+        return bool(self.gpu and self.ladder_device and squash(self.ladder_device) in squash(self.gpu))
+
     def best_passing(self):
         passing = [(i, r) for i, r in enumerate(self.runs, 1) if r.get("status") == "passed"]
         return max(passing, key=lambda ir: num(ir[1]["speedup"])) if passing else None
@@ -213,10 +217,10 @@ class Chart:
             lines.append(f"The pass threshold is {self.gate:.2f}x {reference}"
                          + (f" ({self.naive_need:g}x the naive pipeline, as your runs measured it)." if self.naive_need else "."))
         if self.rungs:
-            if self.gpu and squash(self.ladder_device) in squash(self.gpu):
+            if self.same_gpu():
                 lines.append(f"The rungs were measured on your GPU model ({self.ladder_device}).")
             else:
-                lines.append(f"The rungs were measured on {self.ladder_device}, your runs on {self.gpu or 'an unknown GPU'}: "
+                lines.append(f"The rungs were measured on {self.ladder_device or 'an unnamed GPU'}, your runs on {self.gpu or 'an unknown GPU'}: "
                              "speed-ups are ratios on each GPU, so compare them only roughly.")
         return lines
 
@@ -346,7 +350,7 @@ def svg_chart(chart):
            '<rect x="0" y="0" width="100%" height="100%" fill="#ffffff"/>',
            f'<text x="{left}" y="24" font-size="16" font-weight="bold">{svg_text(title)}</text>']
     if chart.rungs:
-        same = chart.gpu and squash(chart.ladder_device) in squash(chart.gpu)
+        same = chart.same_gpu()
         sub = (f"rungs: the lecture's ladder measured on {chart.ladder_device}"
                + (" (your GPU model)" if same else f"; your runs: {chart.gpu or 'unknown GPU'} (ratios: compare only roughly)"))
         out.append(f'<text x="{left}" y="44" fill="#56606a">{svg_text(sub, 200)}</text>')
