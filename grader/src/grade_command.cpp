@@ -362,6 +362,7 @@ void append_progress(const GradeOptions& o, const GradeRun& run) {
         if (m.name == "pipeline_ms") line["pipeline_ms"] = m.value;
         if (m.name == "baseline_reference_ms") line["reference_ms"] = m.value;
         if (m.name == "speedup_vs_naive") line["speedup_vs_naive"] = m.value;
+        if (m.name == "speedup_vs_naive_required") line["speedup_vs_naive_required"] = m.value;
       }
       lines += line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     }
