@@ -6,8 +6,9 @@
 #
 # Gradescope's layout, under $AUTOGRADER_ROOT (default /autograder):
 #   source/       the unzipped autograder package (grader/gradescope/package.sh makes it): the
-#                 course handout, plus hidden/ with the instructor's hidden cases, plus this script
-#                 and run_autograder at its root
+#                 course handout, plus hidden/ with the instructor's hidden cases, plus
+#                 reference_workers/ (the reference solution's workers of the GPU labs, when the
+#                 package was made in a CUDA build), plus this script and run_autograder at its root
 #   submission/   the student's upload (run_autograder)
 #   results/      results.json (run_autograder)
 #
@@ -57,4 +58,21 @@ mkdir -p "$(dirname "$STAGE")"
 cp -rp "$SOURCE/exercises" "$STAGE"
 "$BUILD/grader/course_grader" grade --build-only --submission "$STAGE" \
   --source-dir "$SOURCE" --build-dir "$BUILD" --jobs "$JOBS" || true
+# The reference workers go where the grader looks for them (<build>/labs/solutions/<lab>.worker),
+# readable by root only: the test programs (root) open them and hand them to the sandbox through a
+# descriptor; the student's uid must not be able to read or run them.
+if [ -d "$SOURCE/reference_workers" ]; then
+  mkdir -p "$BUILD/labs/solutions"
+  for worker in "$SOURCE/reference_workers"/*.worker; do
+    [ -e "$worker" ] || continue
+    mv -f "$worker" "$BUILD/labs/solutions/"
+    echo "setup: reference worker $(basename "$worker") installed"
+  done
+  rm -rf "$SOURCE/reference_workers"
+  [ "$(id -u)" != 0 ] || chown -R root:root "$BUILD/labs/solutions"
+  chmod 0700 "$BUILD/labs/solutions"
+  chmod 0700 "$BUILD/labs/solutions"/*.worker 2>/dev/null || true
+fi
+# The hidden cases: root only from the start (run_autograder checks again before every grading).
+[ ! -d "$SOURCE/hidden" ] || chmod -R go-rwx "$SOURCE/hidden"
 echo "setup: done"
