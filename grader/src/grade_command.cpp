@@ -239,6 +239,14 @@ LabResult grade_one(const GradeOptions& o, const Plan& plan, const ManifestLab& 
   result.device = lab.device;
   for (const auto& file : lab.student_sources) result.student_files.push_back(sub.folder + "/" + lab.name + "/" + file);
 
+  // Graded elsewhere comes first: whether this build has the CUDA toolkit does not matter then
+  // (Gradescope's image without one must still say where the GPU labs are graded).
+  if (lab.device == "gpu" && !o.gpu_elsewhere.empty()) {
+    result.status = LabStatus::skipped;
+    result.reason = "this lab needs an NVIDIA GPU, which this grader does not have: it is " + o.gpu_elsewhere;
+    result.skipped_because = o.gpu_elsewhere;
+    return result;
+  }
   // A GPU lab in a build without the CUDA toolkit: skipped like a GPU lab without a GPU, never
   // passed and never the student's failure.
   if (!lab.not_built_reason.empty()) {
@@ -247,12 +255,6 @@ LabResult grade_one(const GradeOptions& o, const Plan& plan, const ManifestLab& 
     result.skipped_because = "no CUDA toolkit";
     result.hint = "install the CUDA toolkit (README.md, 'What you need'), re-run cmake, then grade it on a machine "
                   "with an NVIDIA GPU";
-    return result;
-  }
-  if (lab.device == "gpu" && !o.gpu_elsewhere.empty()) {
-    result.status = LabStatus::skipped;
-    result.reason = "this lab needs an NVIDIA GPU, which this grader does not have: it is " + o.gpu_elsewhere;
-    result.skipped_because = o.gpu_elsewhere;
     return result;
   }
   const auto program = lab.programs.find(sub.name);
