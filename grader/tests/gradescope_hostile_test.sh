@@ -10,7 +10,8 @@
 #                      if one of those worked, else throws what it saw
 #   lab02              .incbin of the hidden cases: the assembler runs in the fence, as that uid
 #   lab03              #include of the hidden cases: refused by the build guard before compiling
-# Asserts each lab failed for the right reason ("Permission denied" for every path, no leak, a
+# First, with COURSE_SANDBOX=none (as if no isolation could be set up), run_autograder must refuse
+# to grade at all. Asserts each lab failed for the right reason ("Permission denied" for every path, no leak, a
 # control read of /etc/passwd that worked), and that results.json is the grader's own.
 # Needs root (user mode is root's); exits 77 (skipped) otherwise.
 set -euo pipefail
@@ -46,11 +47,17 @@ incbin /etc/passwd | c++ -x c++ -c - -o /dev/null || fail "the .incbin line does
 { echo "#include \"$hidden_file\""; cat "$root/source/exercises/lab03_pooling_activations/pooling.cpp"; } \
   >"$root/submission/pooling.cpp"
 
+echo "== run_autograder where the sandbox cannot isolate (COURSE_SANDBOX=none): it must refuse"
+COURSE_SANDBOX=none AUTOGRADER_ROOT="$root" bash "$root/source/run_autograder" >"$work/none-grade.txt" 2>&1
+grep -q "cannot isolate student code" "$root/results/results.json" ||
+  { cat "$work/none-grade.txt"; fail "run_autograder graded in sandbox mode none: $(cat "$root/results/results.json")"; }
+
 echo "== run_autograder on a hostile upload (labs 01-03)"
 start=$(date +%s)
 AUTOGRADER_ROOT="$root" bash "$root/source/run_autograder" lab01_conv2d lab02_padding_stride lab03_pooling_activations |
   tee "$work/hostile-grade.txt"
 echo "run_autograder took $(( $(date +%s) - start )) s"
+grep -q "^sandbox: user:" "$work/hostile-grade.txt" || fail "the grading did not run in sandbox mode user (above)"
 
 python3 - "$root/results/results.json" "$root" <<'PY'
 import json, sys
