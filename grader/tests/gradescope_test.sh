@@ -52,8 +52,11 @@ fi
 
 echo "== run_autograder"
 start=$(date +%s)
-AUTOGRADER_ROOT="$root" bash "$root/source/run_autograder"
+AUTOGRADER_ROOT="$root" bash "$root/source/run_autograder" | tee "$work/gradescope-grade.txt"
 echo "run_autograder took $(( $(date +%s) - start )) s"
+if [ "$(id -u)" = 0 ]; then
+  grep -q "^sandbox: user:" "$work/gradescope-grade.txt" || fail "as root the grading should run in sandbox mode user (above)"
+fi
 
 for closed in "$root" "$root/results" "$root/source" "$root/source/hidden" "$root/staged" "$root/submission"; do
   mode="$(stat -c %a "$closed")"
