@@ -14,7 +14,8 @@
 #   COURSE_SLURM_PREFIX  Slurm and munge unpacked with `dpkg -x` into this prefix instead of
 #                        installed (a machine without a package registry): binaries from
 #                        PREFIX/usr/{bin,sbin}, plugins from PREFIX/usr/lib/<arch>/slurm-wlm,
-#                        libraries through LD_LIBRARY_PATH
+#                        libraries from PREFIX/usr/lib/<arch> (daemons: LD_LIBRARY_PATH;
+#                        clients: wrappers in DIR/bin, so jobs do not inherit the path)
 #   COURSE_SLURM_GPUS=N  configure N GPUs as generic resources (gres.conf File=/dev/nvidia0..N-1)
 #
 # Why each setting: the daemons run as root (slurmd must) from DIR with no system file touched,
@@ -46,14 +47,32 @@ cluster__find_programs() {
   arch="$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)"
   if [ -n "$prefix" ]; then
     [ -d "$prefix/usr" ] || { echo "COURSE_SLURM_PREFIX=$prefix has no usr/ folder (unpack the .deb files with dpkg -x DEB $prefix)"; return 1; }
-    export PATH="$prefix/usr/bin:$prefix/usr/sbin:$PATH"
-    export LD_LIBRARY_PATH="$prefix/usr/lib/$arch/slurm-wlm:$prefix/usr/lib/$arch:$prefix/lib/$arch${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    cluster__libs="$prefix/usr/lib/$arch/slurm-wlm:$prefix/usr/lib/$arch:$prefix/lib/$arch"
     cluster__plugin_dir="$prefix/usr/lib/$arch/slurm-wlm"
-    # dpkg -x does not run the maintainer scripts, so the alternatives links (slurmd -> slurmd-wlm)
-    # do not exist there: use the real names.
-    cluster__slurmctld="$prefix/usr/sbin/slurmctld-wlm"
-    cluster__slurmd="$prefix/usr/sbin/slurmd-wlm"
-    cluster__slurmstepd="$prefix/usr/sbin/slurmstepd-wlm"
+    # The clients run through wrappers that hand the library path to the dynamic loader itself
+    # (ld.so --library-path), not as LD_LIBRARY_PATH: sbatch copies its environment into the
+    # job, and the prefix's libraries must not replace the system's in the grader, cmake or nvcc.
+    local loader client
+    loader="$(readelf -l /bin/sh 2>/dev/null | sed -n 's/.*program interpreter: \(.*\)]$/\1/p')"
+    [ -x "$loader" ] || { echo "cannot find the dynamic loader of /bin/sh (readelf from binutils is needed)"; return 1; }
+    mkdir -p "$CLUSTER_DIR/bin"
+    for client in sbatch squeue scancel sinfo scontrol sacct srun; do
+      [ -x "$prefix/usr/bin/$client" ] || continue
+      printf '#!/bin/sh\nexec %q --library-path %q %q "$@"\n' "$loader" "$cluster__libs" "$prefix/usr/bin/$client" >"$CLUSTER_DIR/bin/$client"
+      chmod +x "$CLUSTER_DIR/bin/$client"
+    done
+    export PATH="$CLUSTER_DIR/bin:$PATH"
+    # dpkg -x does not run the maintainer scripts, so the alternatives links (slurmd ->
+    # slurmd-wlm) do not exist there. The daemons need their plain names: Slurm decides by its
+    # program name whether it runs as slurmctld (slurmctld-wlm never gets the node's GPUs).
+    local daemon
+    mkdir -p "$CLUSTER_DIR/sbin"
+    for daemon in slurmctld slurmd slurmstepd; do
+      ln -sfn "$prefix/usr/sbin/$daemon-wlm" "$CLUSTER_DIR/sbin/$daemon"
+    done
+    cluster__slurmctld="$CLUSTER_DIR/sbin/slurmctld"
+    cluster__slurmd="$CLUSTER_DIR/sbin/slurmd"
+    cluster__slurmstepd="$CLUSTER_DIR/sbin/slurmstepd"
     cluster__munged="$prefix/usr/sbin/munged"
   else
     cluster__plugin_dir="/usr/lib/$arch/slurm-wlm"
@@ -73,6 +92,16 @@ cluster__find_programs() {
   if [ ${#missing[@]} -gt 0 ]; then
     echo "missing: ${missing[*]} (install the Debian packages slurmctld slurmd slurm-client munge, or set COURSE_SLURM_PREFIX)"
     return 1
+  fi
+}
+
+# Runs a daemon; from a prefix with its libraries found through LD_LIBRARY_PATH, which slurmd
+# passes on to slurmstepd (jobs get the environment sbatch sent, not the daemons').
+cluster__daemon() {
+  if [ -n "${cluster__libs:-}" ]; then
+    LD_LIBRARY_PATH="$cluster__libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$@"
+  else
+    "$@"
   fi
 }
 
@@ -103,7 +132,7 @@ cluster_start() {
   chmod 400 "$CLUSTER_DIR/munge/munge.key"
   # --force: munged refuses some ownership layouts (root, a world-writable /tmp above DIR)
   # it cannot prove safe; this key lives for one test.
-  "$cluster__munged" --force --socket="$socket" --key-file="$CLUSTER_DIR/munge/munge.key" \
+  cluster__daemon "$cluster__munged" --force --socket="$socket" --key-file="$CLUSTER_DIR/munge/munge.key" \
     --pid-file="$CLUSTER_DIR/run/munged.pid" --log-file="$CLUSTER_DIR/log/munged.log" \
     --seed-file="$CLUSTER_DIR/munge/munged.seed" --num-threads=2 \
     >>"$CLUSTER_DIR/log/munged.log" 2>&1 || { cluster__fail "munged did not start"; return 77; }
@@ -112,10 +141,17 @@ cluster_start() {
 
   # slurm.conf: the machine's own CPUs and memory (as slurmd measures them, else it drains the
   # node), free ports so two test runs (or a real Slurm) never collide.
-  local cpus memory
-  cpus="$(nproc)"
-  memory="$("$cluster__slurmd" -C 2>/dev/null | sed -n 's/.*RealMemory=\([0-9]*\).*/\1/p' | head -n 1)"
-  [ -n "$memory" ] || memory=$(( $(awk '/MemTotal/ {print $2}' /proc/meminfo) / 1024 ))
+  # The node as slurmd sees it (CPUs, sockets, cores, threads, memory: "slurmd -C"), so it never
+  # drains the node for a mismatch.
+  local hardware cpus memory
+  hardware="$(cluster__daemon "$cluster__slurmd" -C 2>/dev/null | sed -n 's/^NodeName=[^ ]* //p' | head -n 1)"
+  cpus="$(echo "$hardware" | sed -n 's/.*CPUs=\([0-9]*\).*/\1/p')"
+  memory="$(echo "$hardware" | sed -n 's/.*RealMemory=\([0-9]*\).*/\1/p')"
+  if [ -z "$cpus" ] || [ -z "$memory" ]; then
+    cpus="$(nproc)"
+    memory=$(( $(awk '/MemTotal/ {print $2}' /proc/meminfo) / 1024 ))
+    hardware="CPUs=$cpus RealMemory=$memory"
+  fi
   local gpus="${COURSE_SLURM_GPUS:-0}" gres_line="" node_gres=""
   if [ "$gpus" -gt 0 ] 2>/dev/null; then
     gres_line="GresTypes=gpu"
@@ -123,7 +159,8 @@ cluster_start() {
     local i
     : >"$CLUSTER_DIR/etc/gres.conf"
     for ((i = 0; i < gpus; i++)); do
-      echo "NodeName=localhost Name=gpu File=/dev/nvidia$i" >>"$CLUSTER_DIR/etc/gres.conf"
+      [ -c "/dev/nvidia$i" ] || { cluster__fail "COURSE_SLURM_GPUS=$gpus but /dev/nvidia$i does not exist (no GPU here?)"; return 77; }
+      echo "Name=gpu File=/dev/nvidia$i" >>"$CLUSTER_DIR/etc/gres.conf"
     done
   fi
   cat >"$CLUSTER_DIR/etc/slurm.conf" <<CONF
@@ -161,12 +198,12 @@ ReturnToService=2
 MinJobAge=600
 KillWait=5
 $gres_line
-NodeName=localhost NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$memory $node_gres State=UNKNOWN
+NodeName=localhost NodeAddr=127.0.0.1 $node_gres $hardware State=UNKNOWN
 PartitionName=course Nodes=localhost Default=YES MaxTime=INFINITE State=UP
 CONF
   export SLURM_CONF="$CLUSTER_DIR/etc/slurm.conf"
 
-  "$cluster__slurmctld" -f "$SLURM_CONF" -i >>"$CLUSTER_DIR/log/slurmctld.out" 2>&1 ||
+  cluster__daemon "$cluster__slurmctld" -f "$SLURM_CONF" -i >>"$CLUSTER_DIR/log/slurmctld.out" 2>&1 ||
     { cluster__fail "slurmctld did not start"; return 77; }
   cluster__wait_for 20 test -s "$CLUSTER_DIR/run/slurmctld.pid" || { cluster__fail "slurmctld wrote no pid file"; return 77; }
   cluster__pids+=("$(cat "$CLUSTER_DIR/run/slurmctld.pid")")
@@ -174,7 +211,7 @@ CONF
 
   # -N: the node's name in slurm.conf, whatever this machine's host name is; -d: slurmstepd by
   # its real path (it is not /usr/sbin/slurmstepd in an unpacked prefix).
-  "$cluster__slurmd" -f "$SLURM_CONF" -N localhost -d "$cluster__slurmstepd" >>"$CLUSTER_DIR/log/slurmd.out" 2>&1 ||
+  cluster__daemon "$cluster__slurmd" -f "$SLURM_CONF" -N localhost -d "$cluster__slurmstepd" >>"$CLUSTER_DIR/log/slurmd.out" 2>&1 ||
     { cluster__fail "slurmd did not start"; return 77; }
   cluster__wait_for 20 test -s "$CLUSTER_DIR/run/slurmd.pid" || { cluster__fail "slurmd wrote no pid file"; return 77; }
   cluster__pids+=("$(cat "$CLUSTER_DIR/run/slurmd.pid")")
