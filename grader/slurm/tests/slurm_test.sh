@@ -77,9 +77,9 @@ rm -rf "$subs"
 mkdir -p "$subs"
 # cp -a keeps the files' times: with COURSE_SLURM_WORK_DIR a second run rebuilds only what changed.
 cp -a "$source_dir/solutions" "$subs/good"
-cp -r "$source_dir/exercises" "$subs/skeleton"
-cp -r "$source_dir/solutions" "$subs/broken"
-cp -r "$source_dir/solutions" "$subs/slow"
+cp -a "$source_dir/exercises" "$subs/skeleton"
+cp -a "$source_dir/solutions" "$subs/broken"
+cp -a "$source_dir/solutions" "$subs/slow"
 for lab in "${lab_list[@]}"; do
   folder="$(find "$subs/broken" -mindepth 1 -maxdepth 1 -type d \( -name "$lab" -o -name "${lab}_*" -o -name "lab0${lab}_*" \) | head -n 1)"
   [ -n "$folder" ] || fail "no lab folder for '$lab' in solutions/"
