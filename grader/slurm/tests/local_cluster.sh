@@ -222,6 +222,12 @@ CONF
 
 cluster_stop() {  # stops what cluster_start started, newest first; safe to call twice
   local i pid
+  # Jobs still running (a test that failed half-way) are cancelled first, so no grader or
+  # slurmstepd outlives the cluster.
+  if [ ${#cluster__pids[@]} -gt 0 ] && [ -n "${SLURM_CONF:-}" ] && squeue -h -o %A 2>/dev/null | grep -q .; then
+    squeue -h -o %A 2>/dev/null | xargs -r scancel --full 2>/dev/null || true
+    for _ in $(seq 1 40); do squeue -h -o %A 2>/dev/null | grep -q . || break; sleep 0.25; done
+  fi
   for ((i = ${#cluster__pids[@]} - 1; i >= 0; i--)); do
     pid="${cluster__pids[i]}"
     kill -TERM "$pid" 2>/dev/null || continue
