@@ -189,10 +189,10 @@ nothing_out="$("$course_slurm" resubmit --class-dir "$class")"
 [ "$nothing_out" = "nothing to re-submit" ] || fail "a second resubmit should have nothing to do: $nothing_out"
 
 # --- the merged gradebook ---------------------------------------------------------------------
-python3 - "$class" "$array_id" "$array2" "$slow_task" "${lab_list[@]}" <<'PY' || fail "the merged results are wrong (above)"
-import csv, json, sys
+python3 - "$source_dir" "$class" "$array_id" "$array2" "$slow_task" "${lab_list[@]}" <<'PY' || fail "the merged results are wrong (above)"
+import csv, json, os, sys
 import xml.etree.ElementTree as ET
-cls, first_array, second_array, slow_task, labs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
+source, cls, first_array, second_array, slow_task, labs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6:]
 tasks = [line.strip() for line in open(cls + "/plan/tasks.txt")]
 m = cls + "/merged/"
 r = json.load(open(m + "results.json"))
@@ -243,6 +243,10 @@ for name, s in subs.items():
         clean = suite.get("failures") == "0" and suite.get("errors") == "0"
         assert clean == (lab["status"] == "passed"), (name, lab["lab"], suite.attrib)
 json.load(open(m + "gradescope.json"))
+# The instructor's report, where the course has it (the merge job draws it).
+if os.path.exists(os.path.join(source, "grader/report/instructor_report.py")):
+    page = open(m + "report.html").read()
+    assert all(name in page for name in subs), "report.html does not name every student"
 print("merged: 4 students, verdicts, seeds, gradebook and JUnit agree")
 PY
 note "PASS: a class graded through Slurm, one task killed and re-submitted"
