@@ -102,6 +102,34 @@ text = text.replace(anchor, anchor + """  static bool first_call = true;  // the
 open(path, "w").write(text)
 PY
 
+# --- the plan's names are the grader's names ---------------------------------------------------
+# course-slurm computes the students' names itself (tasks are planned before anything is built);
+# the grader must know every one of them (--only refuses a name it does not have), awkward
+# folder names included: spaces, '-', '+', '.', non-ASCII bytes, duplicates, a link to a folder.
+grader="${COURSE_SLURM_COURSE_BUILD:+$COURSE_SLURM_COURSE_BUILD/grader/course_grader}"
+if [ -n "$grader" ] && [ -x "$grader" ]; then
+  awkward="$work/awkward_names"
+  rm -rf "$awkward" "$work/awkward_class"
+  mkdir -p "$awkward"/{"al ice",al-ice,al_ice,"a+b",x.y,"é",.hidden}
+  touch "$awkward/a_file"
+  ln -s al_ice "$awkward/linked"
+  "$course_slurm" submit --submissions "$awkward" --class-dir "$work/awkward_class" --dry-run >/dev/null 2>&1 ||
+    fail "course-slurm submit --dry-run failed on $awkward"
+  expected="a_b al_ice al_ice_2 al_ice_3 linked x_y __"
+  [ "$(paste -sd' ' - <"$work/awkward_class/plan/students.txt")" = "$expected" ] ||
+    fail "plan/students.txt: $(paste -sd' ' - <"$work/awkward_class/plan/students.txt"), expected $expected"
+  only_refuses() {
+    local said
+    said="$("$grader" grade --submissions "$awkward" --only "$1" --no-build --build-dir "$work/awkward_class" 2>&1)" || true
+    [[ "$said" == *"--only: no submission named"* ]]
+  }
+  only_refuses nobody_by_this_name || fail "the grader's --only no longer says 'no submission named' (update this check)"
+  while read -r name; do
+    ! only_refuses "$name" || fail "course-slurm plans a student '$name' the grader does not know"
+  done <"$work/awkward_class/plan/students.txt"
+  note "the plan's student names are the grader's"
+fi
+
 # --- submit ---------------------------------------------------------------------------------
 class="$work/class"
 gres=none
