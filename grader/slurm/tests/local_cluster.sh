@@ -163,6 +163,28 @@ cluster_start() {
       echo "Name=gpu File=/dev/nvidia$i" >>"$CLUSTER_DIR/etc/gres.conf"
     done
   fi
+  # cgroup v2 without systemd (a VM or container whose init is not systemd): Slurm 22.05's
+  # cgroup/v2 plugin asks systemd over D-Bus for a scope for slurmstepd, and slurmd refuses to
+  # start without it, even with proctrack/linuxproc and task/none. COURSE_SLURM_CGROUP picks:
+  #   host            leave it to Slurm (a machine with systemd, or cgroup v1)
+  #   ignore-systemd  cgroup/v2 managed by slurmd itself (cgroup.conf IgnoreSystemd=yes)
+  #   hidden          slurmd in a mount namespace of its own with a tmpfs over /sys/fs/cgroup
+  #                   holding only an empty cgroup v1 hierarchy named systemd (what Slurm's
+  #                   autodetection looks for): Slurm takes cgroup/v1, which needs no systemd,
+  #                   and no plugin configured here puts a process into a cgroup
+  #   auto (default)  hidden on cgroup v2 without a D-Bus system socket, else host
+  cluster__cgroup="${COURSE_SLURM_CGROUP:-auto}"
+  if [ "$cluster__cgroup" = auto ]; then
+    cluster__cgroup=host
+    if [ "$(stat -f -c %T /sys/fs/cgroup 2>/dev/null)" = cgroup2fs ] && [ ! -S /run/dbus/system_bus_socket ]; then
+      cluster__cgroup=hidden
+    fi
+  fi
+  case "$cluster__cgroup" in
+    host | hidden) rm -f "$CLUSTER_DIR/etc/cgroup.conf" ;;
+    ignore-systemd) printf 'CgroupPlugin=cgroup/v2\nIgnoreSystemd=yes\n' >"$CLUSTER_DIR/etc/cgroup.conf" ;;
+    *) cluster__fail "COURSE_SLURM_CGROUP=$cluster__cgroup: use host, ignore-systemd, hidden or auto"; return 77 ;;
+  esac
   cat >"$CLUSTER_DIR/etc/slurm.conf" <<CONF
 ClusterName=coursetest
 SlurmctldHost=localhost
@@ -211,8 +233,13 @@ CONF
 
   # -N: the node's name in slurm.conf, whatever this machine's host name is; -d: slurmstepd by
   # its real path (it is not /usr/sbin/slurmstepd in an unpacked prefix).
-  cluster__daemon "$cluster__slurmd" -f "$SLURM_CONF" -N localhost -d "$cluster__slurmstepd" >>"$CLUSTER_DIR/log/slurmd.out" 2>&1 ||
-    { cluster__fail "slurmd did not start"; return 77; }
+  local hide=()
+  [ "$cluster__cgroup" = hidden ] &&
+    hide=(unshare --mount --propagation private sh -c \
+      'mount -t tmpfs -o size=64k course-no-cgroup /sys/fs/cgroup && mkdir /sys/fs/cgroup/systemd &&
+       mount -t cgroup -o none,name=systemd course-v1 /sys/fs/cgroup/systemd && exec "$@"' slurmd)
+  cluster__daemon "${hide[@]}" "$cluster__slurmd" -f "$SLURM_CONF" -N localhost -d "$cluster__slurmstepd" >>"$CLUSTER_DIR/log/slurmd.out" 2>&1 ||
+    { cluster__fail "slurmd did not start (cgroup mode $cluster__cgroup)"; return 77; }
   cluster__wait_for 20 test -s "$CLUSTER_DIR/run/slurmd.pid" || { cluster__fail "slurmd wrote no pid file"; return 77; }
   cluster__pids+=("$(cat "$CLUSTER_DIR/run/slurmd.pid")")
   cluster__wait_for 60 cluster__node_idle ||
