@@ -30,6 +30,10 @@ REFERENCE_RUNG = 9        # register_blocked: lab 07's reference solution
 SHOWN_RUNGS = (4, 8, 9, 12)
 TERMINAL_WIDTH = 80
 TERMINAL_ROWS = 30         # the terminal shows the latest runs; the SVG has them all
+# A history line is read like a results record: one reader of numbers for both.
+sys.path.insert(0, os.path.join(ROOT, "grader", "report"))
+from instructor_report import num  # noqa: E402
+
 WHAT_TO_RUN = "run `./course grade lab07` on a machine with an NVIDIA GPU: each graded run of a GPU lab adds a point"
 
 _INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\ud800-\udfff]")
@@ -45,14 +49,6 @@ def clean(value, limit=60):
 def svg_text(value, limit=80):
     return xml_escape(clean(value, limit), {'"': "&quot;", "'": "&#39;"})
 
-
-def num(value):
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    try:
-        return float(value) if math.isfinite(value) else None
-    except OverflowError:  # an integer beyond any float
-        return None
 
 
 def lab_number(name):
