@@ -310,6 +310,10 @@ void judge_run(const JudgeContext& c, const std::vector<std::string>& listed, co
       out.sandbox_degraded = rec.value("degraded", true);
     } else if (type == "metric") {
       out.metrics.push_back({rec.value("name", ""), rec.value("value", 0.0), rec.value("case", "")});
+    } else if (type == "note") {
+      const std::string note = clean_text(rec.value("text", ""));
+      if (!note.empty() && std::find(out.notes.begin(), out.notes.end(), note) == out.notes.end() && out.notes.size() < 8)
+        out.notes.push_back(note);
     } else if (type == "end") {
       end = &rec;
     }

@@ -148,6 +148,7 @@ TEST_CASE("isolation: speed metrics from the lab's test files reach the result")
   REQUIRE(r.metrics.size() == 1);
   CHECK(r.metrics[0].name == "speedup_vs_reference");
   CHECK(r.metrics[0].value == doctest::Approx(2.5));
+  CHECK(r.notes == std::vector<std::string>{"speed not judged: a note for the report"});
 }
 
 TEST_CASE("isolation: a GPU lab is skipped without a GPU, and runs with one") {

@@ -218,4 +218,15 @@ TEST_CASE("verdict: metrics are collected") {
   CHECK(out.metrics[0].value == doctest::Approx(1.5));
 }
 
+TEST_CASE("verdict: notes of the course's tests reach the report once each, made inert") {
+  auto r = full_run(true);
+  const json note = {{"type", "note"}, {"case", "a"}, {"text", "speed not judged: no reference \x1b[31mworker"}};
+  r.records.insert(r.records.begin() + 2, note);
+  r.records.insert(r.records.begin() + 2, note);  // every timed case says it: the report once
+  const LabResult out = judged(r);
+  CHECK(out.status == LabStatus::passed);
+  REQUIRE(out.notes.size() == 1);
+  CHECK(out.notes[0] == "speed not judged: no reference ?[31mworker");
+}
+
 }  // TEST_SUITE
