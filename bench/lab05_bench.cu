@@ -9,7 +9,10 @@
 // CUDA events on one stream; the median is reported. L2 is NOT flushed between passes: PyTorch's
 // numbers (bench/torch_lenet.py) are taken the same way, and a deployed network's weights do stay
 // in L2 between requests. Before any timing the logits of the first 64 images are checked
-// against the golden CPU LeNet.
+// against the golden CPU LeNet. After the timings, what cudnnFindConvolutionForwardAlgorithm
+// measured for each of LeNet's two convolutions at each batch size is printed, with the algorithm
+// lab 05's rule takes (the fastest one in FP32 math within the workspace budget) and the one the
+// heuristic (cudnnGetConvolutionForwardAlgorithm_v7) would have taken without running anything.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -23,6 +26,7 @@
 #include "course/device_buffer.hpp"
 #include "course/error.hpp"
 #include "course/gpu_timer.hpp"
+#include "course/cudnn_check.hpp"
 #include "course/idx.hpp"
 #include "course/lenet.hpp"
 #include "course/tensor.hpp"
@@ -55,6 +59,71 @@ Tensor load_images(std::size_t count, std::string& source, std::string& weights_
   Tensor images(course::Shape{static_cast<std::int64_t>(count), 1, 28, 28});
   for (std::size_t i = 0; i < count * per_image; ++i) images[i] = data.images[i % have];
   return images;
+}
+
+const char* algorithm_name(cudnnConvolutionFwdAlgo_t algo) {
+  switch (algo) {
+    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM: return "IMPLICIT_GEMM";
+    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM: return "IMPLICIT_PRECOMP_GEMM";
+    case CUDNN_CONVOLUTION_FWD_ALGO_GEMM: return "GEMM";
+    case CUDNN_CONVOLUTION_FWD_ALGO_DIRECT: return "DIRECT";
+    case CUDNN_CONVOLUTION_FWD_ALGO_FFT: return "FFT";
+    case CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING: return "FFT_TILING";
+    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD: return "WINOGRAD";
+    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED: return "WINOGRAD_NONFUSED";
+    default: return "?";
+  }
+}
+
+const char* math_name(cudnnMathType_t math) {
+  switch (math) {
+    case CUDNN_DEFAULT_MATH: return "FMA";
+    case CUDNN_TENSOR_OP_MATH: return "tensor op";
+    case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION: return "tensor op (conv.)";
+    case CUDNN_FMA_MATH: return "FMA only";
+    default: return "?";
+  }
+}
+
+/// Every candidate cudnnFindConvolutionForwardAlgorithm measured for LeNet's two convolutions,
+/// best first as cuDNN returns them, and what lab 05's choose_conv_algorithm (measured and
+/// heuristic) takes: the table chapter 05 quotes.
+void report_algorithm_search(const std::vector<int>& batches) {
+  struct Conv {
+    const char* name;
+    course::Shape input, weight;
+    lab05::ConvParams params;
+  };
+  std::printf("\nWhat cudnnFindConvolutionForwardAlgorithm measured (one run per candidate, best first):\n");
+  std::printf("| batch | conv  | rank | algorithm              | status | ms        | workspace B | math              | lab 05 takes |\n");
+  std::printf("|------:|-------|-----:|------------------------|--------|----------:|------------:|-------------------|--------------|\n");
+  for (int batch : batches) {
+    const std::vector<Conv> convs = {
+        {"conv1", course::Shape{batch, 1, 28, 28}, course::Shape{6, 1, 5, 5}, lab05::ConvParams::symmetric(2)},
+        {"conv2", course::Shape{batch, 6, 14, 14}, course::Shape{16, 6, 5, 5}, lab05::ConvParams::symmetric(0)}};
+    for (const Conv& c : convs) {
+      lab05::Context measured(nullptr, lab05::AlgoSearch::Measured), heuristic(nullptr, lab05::AlgoSearch::Heuristic);
+      lab05::ConvDescriptors d = lab05::make_conv_descriptors(c.input, c.weight, c.params);
+      const lab05::ConvKey key{c.input, c.weight, c.params, false};
+      const cudnnConvolutionFwdAlgo_t taken = lab05::choose_conv_algorithm(measured, key, d).algo;
+      const cudnnConvolutionFwdAlgo_t guessed = lab05::choose_conv_algorithm(heuristic, key, d).algo;
+      std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
+      int returned = 0;
+      CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithm(measured.cudnn(), d.x, d.w, d.conv, d.y,
+                                                       static_cast<int>(perf.size()), &returned, perf.data()));
+      for (int i = 0; i < returned; ++i) {
+        const cudnnConvolutionFwdAlgoPerf_t& p = perf[static_cast<std::size_t>(i)];
+        const bool ran = p.status == CUDNN_STATUS_SUCCESS;
+        std::string mark = p.algo == taken ? "measured" : "";
+        if (p.algo == guessed) mark += mark.empty() ? "heuristic" : " + heuristic";
+        std::printf("| %5d | %-5s | %4d | %-22s | %-6s | %9.5f | %11zu | %-17s | %-12s |\n", batch, c.name, i + 1,
+                    algorithm_name(p.algo), ran ? "ok" : "n/a", ran ? p.time : 0.0, ran ? p.memory : std::size_t{0},
+                    math_name(p.mathType), mark.c_str());
+      }
+    }
+  }
+  std::printf("(the fused conv+bias+ReLU call always runs IMPLICIT_PRECOMP_GEMM; a second Find call can rank\n"
+              " near-equal candidates differently, so 'lab 05 takes' comes from its own earlier search)\n");
 }
 
 struct Variant {
@@ -119,6 +188,7 @@ int main(int argc, char** argv) {
                     1000.0 * t.median_ms / batch, batch / (t.median_ms / 1000.0));
       }
     }
+    report_algorithm_search(batches);
     CUDA_CHECK(cudaStreamDestroy(stream));
     return 0;
   } catch (const std::exception& e) {
