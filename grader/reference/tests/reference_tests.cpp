@@ -13,6 +13,8 @@
 #include "course/lenet.hpp"
 #include "course/safetensors.hpp"
 #include "lenet_reference.hpp"
+#include "mobilenet_reference.hpp"
+#include "course/mobilenet.hpp"
 
 namespace {
 
@@ -50,4 +52,36 @@ TEST_CASE("golden LeNet on the full MNIST test split: recorded accuracy and PyTo
 
 TEST_CASE("golden LeNet on the full Fashion-MNIST test split: recorded accuracy and PyTorch logits") {
   check_reference("fashion_mnist", course::fashion_mnist_files());
+}
+
+// Lab 08's network: the golden MobileNetV2 against PyTorch's logits of the first 100 Fashion-MNIST
+// test images (the full split would cost ~1e11 double multiply-adds here; the GPU labs check it).
+TEST_CASE("golden MobileNetV2 matches PyTorch's logits and labels on the first 100 Fashion-MNIST test images") {
+  const std::string dir = std::string(COURSE_DATA_DIR) + "/weights/";
+  const course::mobilenet::Weights weights = course::mobilenet::load_weights(dir + "mobilenet_fashion_mnist.safetensors");
+  const course::TensorFile fixture = course::read_safetensors(dir + "mobilenet_fashion_mnist_fixture.safetensors");
+  const course::Tensor& pytorch = fixture.tensors.at("logits");
+  const course::Tensor& fixture_labels = fixture.tensors.at("labels");
+  const course::DatasetFiles files = course::fashion_mnist_files();
+  const course::Dataset test = course::load_dataset(files.test_images, files.test_labels, files.name);
+  const std::int64_t count = pytorch.dim(0);
+  REQUIRE(count == 100);
+  course::Tensor head(course::Shape{count, 1, 28, 28},
+                      std::vector<float>(test.images.data(), test.images.data() + count * 28 * 28));
+  for (std::int64_t n = 0; n < count; ++n)  // the fixture was made from the same images
+    REQUIRE(test.labels[static_cast<std::size_t>(n)] == static_cast<int>(fixture_labels[static_cast<std::size_t>(n)]));
+
+  const course::Tensor logits = golden::mobilenet_forward(weights, head);
+  const course::Comparison c = course::compare(logits, pytorch, course::Tolerance{1e-4, 0.0});
+  CHECK_MESSAGE(c.ok(), "golden MobileNetV2 logits vs PyTorch: " << c.report(pytorch.shape()));
+  CHECK(course::mobilenet::multiply_adds_per_image() > 0);
+}
+
+TEST_CASE("MobileNetV2 weights: a file of another architecture or with a missing tensor is refused by name") {
+  const std::string dir = std::string(COURSE_DATA_DIR) + "/weights/";
+  // LeNet's weights are a valid safetensors file of the wrong network.
+  CHECK_THROWS_WITH_AS(course::mobilenet::load_weights(dir + "lenet_fashion_mnist.safetensors"),
+                       doctest::Contains("missing MobileNetV2 parameter 'stem.conv.weight'"), course::Error);
+  CHECK_THROWS_WITH_AS(course::mobilenet::load_weights(dir + "no_such_file.safetensors"),
+                       doctest::Contains("no_such_file.safetensors"), course::Error);
 }
