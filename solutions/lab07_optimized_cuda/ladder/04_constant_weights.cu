@@ -1,8 +1,9 @@
 // Rung 04: the convolutions' weights and biases in __constant__ memory; otherwise rung 03 (lab 06's
 // ReLU, pooling, fully connected and argmax kernels, buffers allocated once, no syncs).
 // Why faster than rung 03: the lanes of a warp share the output channel, so they read the same
-// weight: the constant cache broadcasts it, and with the tap loops unrolled the weight is an FMA
-// operand instead of a load -- one load per multiply-add fewer in the instruction-bound convolutions.
+// weight: one constant-cache load (LDC; the channel is a run-time value, so the address is too)
+// serves the whole warp, where each lane issued a global load of its own -- cheaper loads in the
+// instruction-bound convolutions (1.49x at 10,000 images, bench/results/lab07_h100_80gb_hbm3.csv).
 #include <cuda_runtime_api.h>
 
 #include "constant_conv_weights.cuh"

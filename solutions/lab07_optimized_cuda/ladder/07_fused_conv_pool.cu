@@ -1,10 +1,20 @@
-// Rung 07: conv + bias + ReLU + 2x2 max-pool fused into one kernel per conv stage.
-// Why faster: the conv outputs (4,704 + 1,600 floats per image) never go to memory and come back
-// for the ReLU and the pool; one thread computes the four conv outputs under one pooled output,
-// takes their max and adds the bias and ReLU once (max(a + b) = max(a) + b; ReLU commutes with
-// max). Five launches instead of twelve. The fully connected layers are simple and coalesced: weights
-// transposed so that neighbouring threads (neighbouring outputs) read neighbouring weights, 8 images
-// per block so that each weight fetched serves 8 images.
+// Rung 07: conv + bias + ReLU + 2x2 max-pool fused into one kernel per conv stage, and a new
+// scheme for the fully connected layers. SLOWER than rung 06 (H100, 10,000 images: 2.19 ms against
+// 1.81 ms, bench/results/lab07_h100_80gb_hbm3.csv), and kept because that is the lesson.
+// What the fusion saves: the conv outputs (4,704 + 1,600 floats per image) never go to memory and
+// come back for the ReLU and the pool; one thread computes the four conv outputs under one pooled
+// output, takes their max and adds the bias and ReLU once (max(a + b) = max(a) + b; ReLU commutes
+// with max). Five launches instead of ten.
+// What it does not fix: a thread still issues one load per multiply-add (one channel per thread,
+// inputs read one by one through L1, conv1's bounds checks in the loop; rung 05's shared-memory
+// tile is gone), and the convolutions were limited by instructions, not bytes.
+// The second change: the fully connected layers are not rung 06's warp per output but a thread per
+// output for 8 images per block, weights transposed so that neighbouring threads (neighbouring
+// outputs) read neighbouring weights, each weight fetched once for the 8 images.
+// The split (ncu per kernel, H100, 2026-11-25, 10,000 images; lecture 07, section 9): the new FC
+// scheme is faster than rung 06's (-340 us) and the fused conv1 stage too (-123 us); the whole loss
+// is the fused conv2 (+1,036 us against rung 06's conv2 + ReLU + pool): 600 multiply-adds per
+// thread, each with its own global load through L1 where rung 05 read a shared-memory tile.
 #include <cuda_runtime.h>
 
 #include <cstddef>

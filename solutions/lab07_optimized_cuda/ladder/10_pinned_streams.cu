@@ -19,8 +19,9 @@
 // else in ours and then one memcpy.
 //
 // How many chunks: each one costs a copy, a conversion and a forward(), and forward()'s time is not
-// proportional to its batch (on the H100 about 55 us + 22 ns an image for the lab 07 solution), so
-// a chunk's compute costs its fixed part again. Measured on the H100 (PCIe 5 x16), pinned uint8 to
+// proportional to its batch (on the H100, for the lab 07 solution: 72-78 us a call from 129 to
+// 1,000 images, then growing; the line through its 1,000- and 10,000-image times, 55 us + 22 ns an
+// image, models chunks of 1,000 images and more), so a chunk's compute costs its fixed part again. Measured on the H100 (PCIe 5 x16), pinned uint8 to
 // host labels, median ms:          chunks 1      2      3      4      8   (equal sizes)
 //                  2,000 images          0.148  0.173  0.227  0.286  0.545
 //                  5,000 images          0.269  0.319  0.332  0.409  0.552
@@ -30,8 +31,8 @@
 // So: one chunk on one stream below 10,000 images, two growing x2 from there. The overlap buys only
 // 4 % here because the compute (0.273 ms device-resident) outweighs the copy (~0.15 ms) and every
 // extra forward() pays its fixed part; with a smaller fixed cost per call, more chunks would pay.
-// Most of this rung's gain over rung 9's host path (5.0 ms at 10,000 images: a CPU conversion to
-// float, 4x the bytes, pageable staging) is the pinned uint8 copy itself. COURSE_LADDER_CHUNKS=N and
+// Most of this rung's gain over rung 9's host path (5.0 ms at 10,000 images in this sweep's run,
+// 6.55 ms in the committed CSV's: a CPU conversion to float, 4x the bytes, pageable staging) is the pinned uint8 copy itself. COURSE_LADDER_CHUNKS=N and
 // COURSE_LADDER_CHUNK_GROWTH=g (environment) override the choice, to measure on your GPU.
 #include "10_pinned_streams.cuh"
 
