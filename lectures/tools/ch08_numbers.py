@@ -139,6 +139,13 @@ def depthwise_table():
             cells.append(f"`{best[0][6:]}` {best[1]:.4f} ({best[2]:,}) | {v3[1]:.4f} ({v3[2]:,}) | {v3[3]}")
         print(f"| {h}x{h}x{c} | {s} | " + " | ".join(cells) + " |")
     print(f"v3 faster than cuDNN's best in {wins} of {rows} rows")
+    for algo in ("WINOGRAD_NONFUSED", "FFT", "FFT_TILING"):
+        ratios = []
+        for (h, c, s), by_batch in groups.items():
+            for b, rows_ in by_batch.items():
+                best = min(r[1] for r in rows_ if r[0].startswith("cudnn"))
+                ratios += [(r[1] / best, f"{h}x{h}x{c} s{s} batch {b}") for r in rows_ if r[0] == "cudnn " + algo]
+        print(f"{algo}: {min(ratios)[0]:.1f} to {max(ratios)[0]:.0f} times cuDNN's best (worst: {max(ratios)[1]})")
 
 
 if __name__ == "__main__":
