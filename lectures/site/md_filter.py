@@ -29,10 +29,21 @@ LIBRARY_HEADERS = os.path.join(REPO_ROOT, "common", "include")
 FENCE = re.compile(r"^\s*(```+|~~~+)\s*([\w.+-]*)")
 HTML_BLOCK_TAG = re.compile(r"^\s*(</?details\b[^>]*>\s*(<summary>.*</summary>)?|<summary>.*</summary>)\s*$")
 # One scan over a line finds, leftmost first: inline math, a link, or a code span (skipped).
+# Emphasis content: code spans whole, other characters one by one, and a line break only where
+# the next line does not start a new block (list item, table row, heading, quote).
+EMPHASIS_BODY = r"(?:`[^`\n]*`|\n(?![ \t]*(?:[-+*|#>][ \t]|\d+[.)][ \t]|\|))|[^`\n])+?"
 INLINE = re.compile(
     r"(?P<math>\$`(?P<mtick>[^`]+)`\$|(?<![\\$\w])\$(?P<mplain>[^\s$](?:[^$]*[^\s$])?)\$(?![\w$]))"
     r"|(?P<link>(?<!!)\[(?P<text>(?:[^\[\]`]|`[^`]*`)*)\]\((?P<target>[^()\s]*)\))"
-    r"|(?P<code>(?P<ticks>`+)[\s\S]+?(?P=ticks))")
+    r"|(?P<code>(?P<ticks>`+)[\s\S]+?(?P=ticks))"
+    # Passed through whole, so that no emphasis is looked for inside: images and HTML tags.
+    r"|(?P<verbatim>!\[[^\]]*\]\([^()\s]*\)|<[A-Za-z/][^<>]*>)"
+    # Emphasis, GitHub's way: the opening run is not preceded by a word character or a backslash
+    # and is followed by a non-space; the closing run is preceded by a non-space and not followed
+    # by a word character. ** and __ are strong, * and _ emphasis.
+    r"|(?<![\w\\*])(?P<strong>\*\*|__)(?=[^\s*_])(?P<sbody>" + EMPHASIS_BODY + r")(?<=[^\s*_])(?P=strong)(?![\w*])"
+    r"|(?<![\w\\*])(?P<em>\*|_)(?=[^\s*_])(?P<ebody>" + EMPHASIS_BODY + r")(?<=[^\s*_])(?P=em)(?![\w*])"
+    r'|(?P<quote>")')
 
 
 def page_label(markdown_path):
@@ -78,7 +89,21 @@ def rewrite_inline(line, source_dir, chapter_index):
         if match.group("link"):
             return rewrite_link(match.group("text"), match.group("target"), source_dir,
                                 chapter_index)
-        return match.group(0)  # a code span stays verbatim
+        if match.group("quote"):
+            # Doxygen 1.9 prints the text between two straight double quotes as it is: code spans,
+            # emphasis, links and math inside would show as Markdown source. The entity is the
+            # same character to the reader and starts no quotation.
+            return "&quot;"
+        if match.group("strong"):
+            return f"<b>{rewrite_inline(match.group('sbody'), source_dir, chapter_index)}</b>"
+        if match.group("em"):
+            return f"<em>{rewrite_inline(match.group('ebody'), source_dir, chapter_index)}</em>"
+        code = match.group("code")
+        if match.group("ticks") == "`" and "'" in code:
+            # Doxygen 1.9 reads `word' as a quotation (typographic quotes, no code span) and then
+            # pairs the backticks left over wrongly; it does not do so inside double backticks.
+            return f"`` {code[1:-1]} ``"
+        return match.group(0)  # a code span, an image or an HTML tag stays verbatim
 
     return INLINE.sub(replace, line)
 
