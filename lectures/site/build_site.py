@@ -14,6 +14,7 @@ is not installed.
 
 Usage: build_site.py [--check] OUTPUT_DIR
 """
+import fnmatch
 import html.parser
 import os
 import re
@@ -22,6 +23,7 @@ import subprocess
 import sys
 
 import check_links
+import md_filter
 
 SITE_DIR = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.normpath(os.path.join(SITE_DIR, "..", ".."))
@@ -34,10 +36,92 @@ SKIPPED = 77
 CODE_LINK = re.compile(r'<a class="code[^"]*" href="[^"]*">([^<]*)</a>')
 
 
+def doxyfile_setting(name):
+    """The words of a setting in lectures/Doxyfile (continuation lines joined, quotes removed)."""
+    with open(os.path.join(REPO_ROOT, "lectures", "Doxyfile"), encoding="utf-8") as f:
+        text = re.sub(r"\\\n", " ", f.read())
+    match = re.search(rf"^{name}\s*=(.*)$", text, re.MULTILINE)
+    return [word.strip('"') for word in match.group(1).split()] if match else []
+
+
+def markdown_sources():
+    """The Markdown files Doxygen reads (INPUT, less EXCLUDE_PATTERNS), as absolute paths."""
+    excluded = doxyfile_setting("EXCLUDE_PATTERNS")
+    found = []
+    for entry in doxyfile_setting("INPUT"):
+        path = os.path.join(REPO_ROOT, entry)
+        if os.path.isfile(path):
+            found.append(path)
+        for dirpath, _, files in os.walk(path) if os.path.isdir(path) else ():
+            found += [os.path.join(dirpath, name) for name in sorted(files) if name.endswith(".md")]
+    return [os.path.normpath(path) for path in found
+            if not any(fnmatch.fnmatch(path, pattern) for pattern in excluded)]
+
+
+def source_links(source):
+    """The links of a Markdown source's running text, as (text, target)."""
+    links = []
+    with open(source, encoding="utf-8") as f:
+        md_filter.filter_markdown(f.readlines(), os.path.dirname(source), links=links)
+    return links
+
+
+# Folder listings leave out what a build or an editor leaves behind.
+NOT_LISTED = re.compile(r"^\.|^__pycache__$|^build$|\.pyc$")
+LISTING_LIMIT = 300
+
+
+def write_folder_pages(folders_dir, sources):
+    """One page for each folder a source links to that has no README.md, and a page over them.
+
+    A link to such a folder must take the reader somewhere: its page lists the folder's files
+    (recursively), each linked to its page on the site where it has one (a README or another
+    Markdown page, a header of the common library). md_filter.py links the folder to this page.
+    """
+    shutil.rmtree(folders_dir, ignore_errors=True)
+    os.makedirs(folders_dir)
+    folders = sorted({os.path.normpath(os.path.join(os.path.dirname(source), target))
+                      for source in sources for _, target in source_links(source)
+                      if md_filter.link_destination(target, os.path.dirname(source))[0] == "folder"})
+    pages = set(sources)
+    for folder in folders:
+        name = os.path.relpath(folder, REPO_ROOT) + "/"
+        lines = [f"# {name} {{#{md_filter.folder_label(folder)}}}\n\n",
+                 f"The folder `{name}` of the course's repository has no README of its own. "
+                 "These are its files; those with a page on this site link to it.\n\n"]
+        listed = []
+        for dirpath, dirnames, files in os.walk(folder):
+            dirnames[:] = sorted(d for d in dirnames if not NOT_LISTED.search(d))
+            listed += [os.path.join(dirpath, f) for f in sorted(files) if not NOT_LISTED.search(f)]
+        for path in listed[:LISTING_LIMIT]:
+            shown = os.path.relpath(path, folder)
+            kind, label = md_filter.link_destination(os.path.relpath(path, folder), folder)
+            if path in pages:
+                lines.append(f"- [{shown}](@ref {md_filter.page_label(path)})\n")
+            elif kind == "header":
+                lines.append(f"- [{shown}](@ref {label})\n")
+            else:
+                lines.append(f"- `{shown}`\n")
+        if len(listed) > LISTING_LIMIT:
+            lines.append(f"\nand {len(listed) - LISTING_LIMIT} more files.\n")
+        with open(os.path.join(folders_dir, md_filter.folder_label(folder) + ".md"), "w",
+                  encoding="utf-8") as f:
+            f.writelines(lines)
+    with open(os.path.join(folders_dir, "folders.md"), "w", encoding="utf-8") as f:
+        f.write("# Repository folders {#folders}\n\nThe folders the pages link to that have no "
+                "README of their own, each with a list of its files.\n\n")
+        f.writelines(f"- \\subpage {md_filter.folder_label(folder)}\n" for folder in folders)
+    return folders
+
+
 def run_doxygen(output_dir):
     with open(os.path.join(REPO_ROOT, "lectures", "Doxyfile"), encoding="utf-8") as f:
         config = f.read()
-    config += f'\nOUTPUT_DIRECTORY = "{output_dir}"\nWARN_LOGFILE = "{output_dir}/warnings.log"\n'
+    folders_dir = os.path.join(output_dir, "folders")
+    write_folder_pages(folders_dir, markdown_sources())
+    # The generated folder pages come last in INPUT, so last in the navigation tree.
+    config += (f'\nOUTPUT_DIRECTORY = "{output_dir}"\nWARN_LOGFILE = "{output_dir}/warnings.log"\n'
+               f'INPUT += "{folders_dir}"\n')
     shutil.rmtree(os.path.join(output_dir, "html"), ignore_errors=True)  # no stale pages
     os.makedirs(output_dir, exist_ok=True)
     subprocess.run(["doxygen", "-"], input=config, text=True, cwd=REPO_ROOT, check=True)

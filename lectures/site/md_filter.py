@@ -47,57 +47,95 @@ INLINE = re.compile(
 
 
 def page_label(markdown_path):
-    """The label Doxygen 1.9 gives the page of a Markdown file: md_ + its path, words joined by _."""
+    """The label Doxygen 1.9 gives the page of a Markdown file: md_ + its path, words joined by _.
+
+    The top-level README is the site's main page (USE_MDFILE_AS_MAINPAGE), whose label is index.
+    """
+    if os.path.normpath(markdown_path) == os.path.join(REPO_ROOT, "README.md"):
+        return "index"
     relative = os.path.splitext(os.path.relpath(markdown_path, REPO_ROOT))[0]
     return "md_" + re.sub(r"[^A-Za-z0-9]", "_", relative)
 
 
-def rewrite_link(text, target, source_dir, chapter_index):
-    """The Doxygen form of the Markdown link [text](target) found in a file in source_dir.
+def folder_label(folder):
+    """The label of the page build_site.py generates for a folder that has no README.md."""
+    return "folder_" + re.sub(r"[^A-Za-z0-9]", "_", os.path.relpath(folder, REPO_ROOT))
 
-    In the chapter index (lectures/README.md) a link to a chapter beside it becomes a \\subpage,
-    so that the site's navigation tree lists the chapters under the index, in the index's order.
+
+def link_destination(target, source_dir):
+    """Where the site sends the relative link target written in a file in source_dir.
+
+    Returns (kind, label): ("page", label) for a Markdown page (a folder's README.md included),
+    ("folder", label) for a folder without README.md (build_site.py generates its page),
+    ("header", path below common/include) for a header of the common library, ("text", None) for
+    a file the site has no page for, and (None, None) for a web link, an in-page anchor, a Doxygen
+    reference, a link with a #fragment into another file, or a path that does not exist: those
+    are left to Doxygen and to the link check.
     """
-    # Doxygen 1.9 prints a link's text literally, backticks included: a link keeps only the words.
-    words = re.sub(r"`([^`]*)`", r"\1", text)
-    if not target or re.match(r"^[a-zA-Z][\w+.-]*:|^#|^@|^\\", target):
-        return f"[{words}]({target})"  # web link, in-page anchor or Doxygen reference
-    path = target.split("#", 1)[0]
-    resolved = os.path.normpath(os.path.join(source_dir, path))
+    if not target or "#" in target or re.match(r"^[a-zA-Z][\w+.-]*:|^@|^\\", target):
+        return None, None
+    resolved = os.path.normpath(os.path.join(source_dir, target))
     if not os.path.exists(resolved):
-        return f"[{words}]({target})"  # broken: left for Doxygen and the link check to report
+        return None, None
     if os.path.isdir(resolved):
         readme = os.path.join(resolved, "README.md")
         if os.path.isfile(readme):
-            return f"[{words}]({os.path.relpath(readme, source_dir)})"
-        return text  # a folder the site has no page for: its name, unlinked
+            return "page", page_label(readme)
+        return "folder", folder_label(resolved)
     if resolved.endswith(".md"):
-        if chapter_index and os.path.dirname(resolved) == source_dir and "#" not in target:
-            title = words.replace('"', "'")
-            return f'\\subpage {page_label(resolved)} "{title}"'
-        return f"[{words}]({target})"  # Doxygen resolves links between Markdown pages itself
+        return "page", page_label(resolved)
     if resolved.endswith(".hpp") and resolved.startswith(LIBRARY_HEADERS + os.sep):
-        return f"[{words}](@ref {os.path.relpath(resolved, LIBRARY_HEADERS)})"
-    return text  # a source file or the like the site has no page for: its name, unlinked
+        return "header", os.path.relpath(resolved, LIBRARY_HEADERS)
+    return "text", None
 
 
-def rewrite_inline(line, source_dir, chapter_index):
+def link_words(text):
+    """A link's text as the site shows it: Doxygen 1.9 prints backticks in it literally."""
+    return re.sub(r"`([^`]*)`", r"\1", text)
+
+
+def rewrite_link(text, target, source_dir, chapter_index, links=None):
+    """The Doxygen form of the Markdown link [text](target) found in a file in source_dir.
+
+    Links to Markdown pages and folders become explicit references to the page's label: left to
+    Doxygen, a link to lectures/README.md landed on the front page, which is also a README.md.
+    In the chapter index (lectures/README.md) a link to a page beside it becomes a \\subpage,
+    so that the site's navigation tree lists the chapters under the index, in the index's order.
+    """
+    words = link_words(text)
+    kind, label = link_destination(target, source_dir)
+    if links is not None:
+        links.append((text, target))
+    if kind is None:
+        return f"[{words}]({target})"  # left for Doxygen and the link check to judge
+    if kind == "text":
+        return text  # a source file or the like the site has no page for: its name, unlinked
+    if kind == "header":
+        return f"[{words}](@ref {label})"
+    resolved = os.path.normpath(os.path.join(source_dir, target))
+    if chapter_index and kind == "page" and os.path.dirname(resolved) == source_dir:
+        title = words.replace('"', "'")
+        return f'\\subpage {label} "{title}"'
+    return f"[{words}](@ref {label})"
+
+
+def rewrite_inline(line, source_dir, chapter_index, links=None):
     def replace(match):
         if match.group("math"):
             formula = match.group("mtick") or match.group("mplain")
             return f"\\f${formula}\\f$"
         if match.group("link"):
             return rewrite_link(match.group("text"), match.group("target"), source_dir,
-                                chapter_index)
+                                chapter_index, links)
         if match.group("quote"):
             # Doxygen 1.9 prints the text between two straight double quotes as it is: code spans,
             # emphasis, links and math inside would show as Markdown source. The entity is the
             # same character to the reader and starts no quotation.
             return "&quot;"
         if match.group("strong"):
-            return f"<b>{rewrite_inline(match.group('sbody'), source_dir, chapter_index)}</b>"
+            return f"<b>{rewrite_inline(match.group('sbody'), source_dir, chapter_index, links)}</b>"
         if match.group("em"):
-            return f"<em>{rewrite_inline(match.group('ebody'), source_dir, chapter_index)}</em>"
+            return f"<em>{rewrite_inline(match.group('ebody'), source_dir, chapter_index, links)}</em>"
         code = match.group("code")
         if match.group("ticks") == "`" and "'" in code:
             # Doxygen 1.9 reads `word' as a quotation (typographic quotes, no code span) and then
@@ -108,14 +146,16 @@ def rewrite_inline(line, source_dir, chapter_index):
     return INLINE.sub(replace, line)
 
 
-def filter_markdown(lines, source_dir, chapter_index=False):
+def filter_markdown(lines, source_dir, chapter_index=False, links=None):
+    """The Doxygen form of a Markdown file's lines; each link of its running text (code blocks and
+    spans excluded) is appended to links as (text, target) when links is a list."""
     out = []
     paragraph = []  # lines of running text, rewritten together: a link or code span may wrap
     fence = None  # the fence string of the code block we are in, or None
     in_math = False
 
     def flush():
-        out.append(rewrite_inline("".join(paragraph), source_dir, chapter_index))
+        out.append(rewrite_inline("".join(paragraph), source_dir, chapter_index, links))
         paragraph.clear()
 
     for line in lines:
