@@ -203,8 +203,37 @@ def answer_block_problems(html_dir):
 
 
 def page_file(markdown_path):
-    relative = os.path.splitext(os.path.relpath(markdown_path, REPO_ROOT))[0]
-    return "md_" + re.sub(r"[^A-Za-z0-9]", "_", relative) + ".html"
+    return md_filter.page_label(markdown_path) + ".html"
+
+
+def header_pages(header):
+    """The names Doxygen 1.9 may give a header's page: by its file name, or by its path below
+    common/include where the file name is not unique ('_' doubled, '.' as _8, '/' as _2)."""
+    def escape(name):
+        return name.replace("_", "__").replace(".", "_8").replace("/", "_2") + ".html"
+    return {escape(os.path.basename(header)), escape(header)}
+
+
+def expected_links(html_dir, sources):
+    """For check_links.misdirected_links: per page, the links its source makes to pages of the
+    site (Markdown pages, folder pages, library headers) and the page each must land on."""
+    expected = {}
+    for source in sources:
+        links = []
+        for text, target in source_links(source):
+            kind, label = md_filter.link_destination(target, os.path.dirname(source))
+            if kind in ("page", "folder"):
+                want = label + ".html"
+            elif kind == "header":
+                # The name depends on Doxygen's choice; take the one that exists.
+                want = next((name for name in sorted(header_pages(label))
+                             if os.path.exists(os.path.join(html_dir, name))),
+                            min(header_pages(label)))
+            else:
+                continue
+            links.append((md_filter.link_words(text), want, target))
+        expected[page_file(source)] = links
+    return expected
 
 
 def untranslated_math(html_dir):
@@ -247,12 +276,21 @@ def main(argv):
     if not check:
         return 0
     _, broken = check_links.broken_links(html_dir)
-    problems = (warnings + [f"broken link: {b}" for b in broken] + answer_block_problems(html_dir)
-                + untranslated_math(html_dir))
+    expected = expected_links(html_dir, markdown_sources())
+    misdirected = check_links.misdirected_links(html_dir, expected)
+    literal = check_links.literal_markdown(html_dir)
+    self_test = check_links.self_test()  # each check above still fails on a planted defect
+    problems = (warnings + [f"broken link: {b}" for b in broken]
+                + [f"link to the wrong page: {m}" for m in misdirected]
+                + [f"literal Markdown: {m}" for m in literal]
+                + [f"check_links self-test: {f}" for f in self_test]
+                + answer_block_problems(html_dir) + untranslated_math(html_dir))
     for problem in problems[len(warnings):]:
         print(problem)
-    print(f"build_site: {len(problems)} problems "
-          f"({len(warnings)} warnings, {len(broken)} broken links)")
+    print(f"build_site: {len(problems)} problems ({len(warnings)} warnings, {len(broken)} broken "
+          f"links, {len(misdirected)} of {sum(map(len, expected.values()))} source links on the "
+          f"wrong page or dropped, {len(literal)} literal Markdown, {len(self_test)} self-test "
+          f"failures)")
     return 1 if problems else 0
 
 

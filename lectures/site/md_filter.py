@@ -136,12 +136,16 @@ def rewrite_inline(line, source_dir, chapter_index, links=None):
             return f"<b>{rewrite_inline(match.group('sbody'), source_dir, chapter_index, links)}</b>"
         if match.group("em"):
             return f"<em>{rewrite_inline(match.group('ebody'), source_dir, chapter_index, links)}</em>"
-        code = match.group("code")
+        # Doxygen 1.9 ends a code span at its second line break; GitHub reads a line break in
+        # one as a space, so the filter writes the span on one line.
+        code = re.sub(r"[ \t]*\n[ \t]*", " ", match.group("code") or "")
         if match.group("ticks") == "`" and "'" in code:
             # Doxygen 1.9 reads `word' as a quotation (typographic quotes, no code span) and then
             # pairs the backticks left over wrongly; it does not do so inside double backticks.
             return f"`` {code[1:-1]} ``"
-        return match.group(0)  # a code span, an image or an HTML tag stays verbatim
+        if code:
+            return code
+        return match.group(0)  # an image or an HTML tag stays verbatim
 
     return INLINE.sub(replace, line)
 
