@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """Builds the lectures site into OUTPUT/html and, with --check, checks it as a test.
 
-Steps: Doxygen with lectures/Doxyfile (output and warning log redirected to OUTPUT), a local copy
+Steps: a generated page for each folder the Markdown links to that has no README.md (the list of
+its files; md_filter.py links such folders there), Doxygen with lectures/Doxyfile (output and warning log redirected to OUTPUT), a local copy
 of MathJax 2 from Debian's libjs-mathjax (the site never loads anything from the web), and one
 clean-up Doxygen has no setting for: in the Markdown pages, a name in a code block that Doxygen
 linked to a documented symbol loses its link unless it is qualified (`lab04::fold_batchnorm`),
 because an unqualified `relu(...)` in a chapter's CUDA example is not lab 03's `relu`.
 
---check (the CTest test docs.links) then fails on any Doxygen warning, any broken internal link
-(check_links.py), a "check yourself" answer block that did not survive as a <details> element with
+--check (the CTest test docs.links) then fails on any Doxygen warning, any broken internal link,
+a link that does not land on the page generated from the file its Markdown names (or that was
+dropped), Markdown syntax left in a page's text (all three in check_links.py, whose self-test with
+planted defects runs too), a "check yourself" answer block that did not survive as a <details> element with
 a summary and content, or math left untranslated. It exits 77 (skipped) where Doxygen or MathJax
 is not installed.
 

@@ -1,22 +1,39 @@
 #!/usr/bin/env python3
 """Doxygen input filter for the course's Markdown: GitHub-flavoured source in, Doxygen markup out.
 
-The chapters are written to read well on a code host (GitHub's Markdown view). Three things read
+The chapters are written to read well on a code host (GitHub's Markdown view). Some things read
 differently in Doxygen 1.9, so this filter translates them while the site is built, and the
 sources stay free of Doxygen-only markup:
 
 * Math. GitHub renders `$...$` (or $`...`$) inline and ```math fenced blocks as display math;
   Doxygen wants \\f$...\\f$ and \\f[...\\f]. MathJax then typesets both the same way.
+* Emphasis. Doxygen 1.9.4 opens ** or * only before a letter or digit (and a few signs), so bold
+  that starts with a code span, a quote or a bracket kept its asterisks. Emphasis is found the way
+  GitHub finds it and written as <b>...</b> (strong) or <em>...</em>, the tags Doxygen itself
+  writes; Markdown inside (code spans, links, math) is translated as usual.
+* Straight double quotes. Doxygen 1.9 prints the text between two " as it is, so a code span,
+  emphasis, link or formula inside a quotation showed as source. In running text " is written as
+  &quot; (the same character to the reader).
+* Code spans. Doxygen 1.9 reads `word' inside a single-backtick span as a quotation and ends a
+  span at its second line break; a span with an apostrophe is written in double backticks, and
+  every span on one line.
 * Answer blocks. Doxygen 1.9.4 mangles a <details> element whose content is separated by blank
   lines (which GitHub needs to render the Markdown inside it): it closes the element early and
   opens empty ones. Passing the <details>/<summary> tags through \\htmlonly[block] keeps them as
   they are, and the Markdown between them is rendered by Doxygen as usual.
-* Links to repository files the site has no page for (folders, sources, the Doxyfile). A folder
-  with a README.md links to that README's page, a header of the common library to its page, and
-  anything else becomes plain text. A link to a path that does not exist is left alone, so that
-  Doxygen and the link check report it.
+* Links between Markdown pages become references to the page's label (@ref md_..., and index
+  for the top-level README): Doxygen resolves a link by file name, so [chapter list](README.md)
+  landed on the front page, the other README.md.
+* Links to repository files the site has no page for. A folder with a README.md links to that
+  README's page. A folder without one links to a page build_site.py generates for it (label
+  folder_<path>, under "Repository folders" at the end of the navigation tree) that lists the
+  folder's files, each linked to its page where the site has one: the reader gets the folder's
+  contents rather than a dead end or plain text. A header of the common library links to its
+  page; any other file (a source, the Doxyfile) becomes its name, unlinked, since the site does
+  not publish sources. A link to a path that does not exist, or with a #fragment into another
+  file, is left alone, so that Doxygen and the link check report it.
 
-Code (fenced blocks and `code spans`) passes through untouched. Doxygen runs this as
+Fenced code blocks pass through untouched, and code spans keep their text. Doxygen runs this as
 `python3 lectures/site/md_filter.py FILE` (FILTER_PATTERNS in lectures/Doxyfile) and reads stdout.
 """
 import os
@@ -28,7 +45,8 @@ LIBRARY_HEADERS = os.path.join(REPO_ROOT, "common", "include")
 
 FENCE = re.compile(r"^\s*(```+|~~~+)\s*([\w.+-]*)")
 HTML_BLOCK_TAG = re.compile(r"^\s*(</?details\b[^>]*>\s*(<summary>.*</summary>)?|<summary>.*</summary>)\s*$")
-# One scan over a line finds, leftmost first: inline math, a link, or a code span (skipped).
+# One scan over a paragraph finds, leftmost first: inline math, a link, a code span, an image or
+# HTML tag (kept), emphasis, or a straight double quote.
 # Emphasis content: code spans whole, other characters one by one, and a line break only where
 # the next line does not start a new block (list item, table row, heading, quote).
 EMPHASIS_BODY = r"(?:`[^`\n]*`|\n(?![ \t]*(?:[-+*|#>][ \t]|\d+[.)][ \t]|\|))|[^`\n])+?"
