@@ -13,6 +13,8 @@ link landing on the front page) and a link dropped to plain text.
 
 literal_markdown: no Markdown syntax may survive into a page's text outside code: **, __ or * used
 as emphasis, a pair of backticks, or "](" of a link. Each is a construct Doxygen did not translate.
+Nor may an HTML entity show as text anywhere in a page's contents, code included (&quot; seen by
+the reader means it was escaped twice).
 
 Usage: check_links.py SITE_DIR      broken_links and literal_markdown (misdirected_links needs the
                                     Markdown sources: build_site.py --check runs all three);
@@ -45,6 +47,8 @@ LITERAL_MARKDOWN = [
     ("'*' as emphasis", re.compile(r"(?<![^\s(\"'])\*(?=[^\s*])[^*]*?(?<=[^\s*])\*"
                                    r"(?![^\s).,;:!?\"'])")),
 ]
+# An entity the reader sees as text (code included): it was escaped twice on its way.
+SHOWN_ENTITY = re.compile(r"&(?:quot|amp|lt|gt|nbsp|#\d+|#x[0-9a-fA-F]+);")
 MATH = re.compile(r"\\\([\s\S]*?\\\)|\\\[[\s\S]*?\\\]")  # MathJax's delimiters
 
 
@@ -58,6 +62,7 @@ class PageScanner(html.parser.HTMLParser):
         self.links = []  # (line, target)
         self.content_links = []  # (text, target) of each <a href> inside <div class="contents">
         self.texts = []  # (line, text) of each run of text outside code, in the contents
+        self.entities = []  # (line, entity) shown as text anywhere in the contents
         self.divs = []  # for each open <div>: (is the contents, is a code fragment)
         self.in_code = 0
         self.link = None  # [href, text] of the <a href> we are in
@@ -108,6 +113,8 @@ class PageScanner(html.parser.HTMLParser):
     def handle_data(self, data):
         if self.link:
             self.link[1] += data
+        if self.inside(0):
+            self.entities += [(self.getpos()[0], e) for e in SHOWN_ENTITY.findall(data)]
         if self.in_code or self.inside(1) or not self.inside(0):
             return
         if self.run is None:
@@ -193,7 +200,10 @@ def literal_markdown(site_dir, pages=None):
     for page in sorted(pages if pages is not None else os.listdir(site_dir)):
         if not page.endswith(".html"):
             continue
-        for line, text in scan(os.path.join(site_dir, page), {}).texts:
+        scanner = scan(os.path.join(site_dir, page), {})
+        for line, entity in scanner.entities:
+            problems.append(f"{page}:{line}: the entity {entity} shows as text (escaped twice)")
+        for line, text in scanner.texts:
             text = MATH.sub(" ", text)
             for what, pattern in LITERAL_MARKDOWN:
                 match = pattern.search(text)
@@ -225,6 +235,7 @@ SELF_TEST_DEFECTS = [
     ("list.html", "<p><a", "<p>see [the list](list.md) <a", "literal_markdown"),
     ("folder.html", "Files.", "Files __in__ it.", "literal_markdown"),
     ("folder.html", "Files.", "Files *in* it.", "literal_markdown"),
+    ("folder.html", "Files.", "<pre>run &amp;quot;x&amp;quot;</pre>", "literal_markdown"),
 ]
 
 

@@ -43,6 +43,7 @@ import sys
 REPO_ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 LIBRARY_HEADERS = os.path.join(REPO_ROOT, "common", "include")
 
+LIST_MARKER = re.compile(r"^ {0,3}(?:[-+*]|\d+[.)])[ \t]")
 FENCE = re.compile(r"^\s*(```+|~~~+)\s*([\w.+-]*)")
 HTML_BLOCK_TAG = re.compile(r"^\s*(</?details\b[^>]*>\s*(<summary>.*</summary>)?|<summary>.*</summary>)\s*$")
 # One scan over a paragraph finds, leftmost first: inline math, a link, a code span, an image or
@@ -175,6 +176,12 @@ def filter_markdown(lines, source_dir, chapter_index=False, links=None):
     paragraph = []  # lines of running text, rewritten together: a link or code span may wrap
     fence = None  # the fence string of the code block we are in, or None
     in_math = False
+    # Indented code blocks (4 spaces after a blank line) pass through like fenced ones. Inside a
+    # list an indented line after a blank one continues the item instead, so list context is
+    # followed: a list marker opens it, a paragraph that starts in column 0 closes it.
+    in_list = False
+    indented_code = False
+    previous_blank = True
 
     def flush():
         out.append(rewrite_inline("".join(paragraph), source_dir, chapter_index, links))
@@ -182,6 +189,22 @@ def filter_markdown(lines, source_dir, chapter_index=False, links=None):
 
     for line in lines:
         stripped = line.strip()
+        indent = len(line) - len(line.lstrip(" \t").replace("\t", "    "))
+        if indented_code and (not stripped or indent >= 4):
+            out.append(line)
+            continue
+        indented_code = False
+        if not fence and not in_math and previous_blank and indent >= 4 and stripped and not in_list:
+            flush()
+            indented_code = True
+            out.append(line)
+            continue
+        if not fence and not in_math and stripped:
+            if LIST_MARKER.match(line):
+                in_list = True
+            elif indent == 0 and previous_blank:
+                in_list = False
+        previous_blank = not stripped
         if fence:
             if stripped.startswith(fence) and stripped.strip("`~") == "":
                 fence = None
