@@ -2,17 +2,17 @@
 """Builds the lectures site into OUTPUT/html and, with --check, checks it as a test.
 
 Steps: a generated page for each folder the Markdown links to that has no README.md (the list of
-its files; md_filter.py links such folders there), Doxygen with lectures/Doxyfile (output and warning log redirected to OUTPUT), a local copy
-of MathJax 2 from Debian's libjs-mathjax (the site never loads anything from the web), and one
-clean-up Doxygen has no setting for: in the Markdown pages, a name in a code block that Doxygen
+its files; md_filter.py links such folders there), Doxygen with lectures/Doxyfile (output and
+warning log redirected to OUTPUT), a local copy of MathJax 2 from Debian's libjs-mathjax (the
+site never loads anything from the web), and one clean-up Doxygen has no setting for: in the Markdown pages, a name in a code block that Doxygen
 linked to a documented symbol loses its link unless it is qualified (`lab04::fold_batchnorm`),
 because an unqualified `relu(...)` in a chapter's CUDA example is not lab 03's `relu`.
 
 --check (the CTest test docs.links) then fails on any Doxygen warning, any broken internal link,
 a link that does not land on the page generated from the file its Markdown names (or that was
 dropped), Markdown syntax left in a page's text (all three in check_links.py, whose self-test with
-planted defects runs too), a "check yourself" answer block that did not survive as a <details> element with
-a summary and content, or math left untranslated. It exits 77 (skipped) where Doxygen or MathJax
+planted defects runs too), a "check yourself" answer block that did not survive as a <details>
+element with a summary and content, or math left untranslated. It exits 77 (skipped) where Doxygen or MathJax
 is not installed.
 
 Usage: build_site.py [--check] OUTPUT_DIR
@@ -85,7 +85,8 @@ def write_folder_pages(folders_dir, sources):
     os.makedirs(folders_dir)
     folders = sorted({os.path.normpath(os.path.join(os.path.dirname(source), target))
                       for source in sources for _, target in source_links(source)
-                      if md_filter.link_destination(target, os.path.dirname(source))[0] == "folder"})
+                      if md_filter.link_destination(target, os.path.dirname(source))[0]
+                      == "folder"})
     pages = set(sources)
     for folder in folders:
         name = os.path.relpath(folder, REPO_ROOT) + "/"

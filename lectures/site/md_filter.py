@@ -60,8 +60,10 @@ INLINE = re.compile(
     # Emphasis, GitHub's way: the opening run is not preceded by a word character or a backslash
     # and is followed by a non-space; the closing run is preceded by a non-space and not followed
     # by a word character. ** and __ are strong, * and _ emphasis.
-    r"|(?<![\w\\*])(?P<strong>\*\*|__)(?=[^\s*_])(?P<sbody>" + EMPHASIS_BODY + r")(?<=[^\s*_])(?P=strong)(?![\w*])"
-    r"|(?<![\w\\*])(?P<em>\*|_)(?=[^\s*_])(?P<ebody>" + EMPHASIS_BODY + r")(?<=[^\s*_])(?P=em)(?![\w*])"
+    r"|(?<![\w\\*])(?P<strong>\*\*|__)(?=[^\s*_])(?P<sbody>" + EMPHASIS_BODY + r")"
+    r"(?<=[^\s*_])(?P=strong)(?![\w*])"
+    r"|(?<![\w\\*])(?P<em>\*|_)(?=[^\s*_])(?P<ebody>" + EMPHASIS_BODY + r")"
+    r"(?<=[^\s*_])(?P=em)(?![\w*])"
     r'|(?P<quote>")')
 
 
@@ -151,10 +153,10 @@ def rewrite_inline(line, source_dir, chapter_index, links=None):
             # emphasis, links and math inside would show as Markdown source. The entity is the
             # same character to the reader and starts no quotation.
             return "&quot;"
-        if match.group("strong"):
-            return f"<b>{rewrite_inline(match.group('sbody'), source_dir, chapter_index, links)}</b>"
-        if match.group("em"):
-            return f"<em>{rewrite_inline(match.group('ebody'), source_dir, chapter_index, links)}</em>"
+        if match.group("strong") or match.group("em"):
+            tag = "b" if match.group("strong") else "em"
+            body = match.group("sbody") or match.group("ebody")
+            return f"<{tag}>{rewrite_inline(body, source_dir, chapter_index, links)}</{tag}>"
         # Doxygen 1.9 ends a code span at its second line break; GitHub reads a line break in
         # one as a space, so the filter writes the span on one line.
         code = re.sub(r"[ \t]*\n[ \t]*", " ", match.group("code") or "")
@@ -194,7 +196,8 @@ def filter_markdown(lines, source_dir, chapter_index=False, links=None):
             out.append(line)
             continue
         indented_code = False
-        if not fence and not in_math and previous_blank and indent >= 4 and stripped and not in_list:
+        starts_code = previous_blank and indent >= 4 and stripped and not in_list
+        if not fence and not in_math and starts_code:
             flush()
             indented_code = True
             out.append(line)
