@@ -1,19 +1,23 @@
 #!/usr/bin/env python3
 """Builds the lectures site into OUTPUT/html and, with --check, checks it as a test.
 
-Steps: Doxygen with lectures/Doxyfile (output and warning log redirected to OUTPUT), a local copy
-of MathJax 2 from Debian's libjs-mathjax (the site never loads anything from the web), and one
-clean-up Doxygen has no setting for: in the Markdown pages, a name in a code block that Doxygen
+Steps: a generated page for each folder the Markdown links to that has no README.md (the list of
+its files; md_filter.py links such folders there), Doxygen with lectures/Doxyfile (output and
+warning log redirected to OUTPUT), a local copy of MathJax 2 from Debian's libjs-mathjax (the
+site never loads anything from the web), and one clean-up Doxygen has no setting for: in the Markdown pages, a name in a code block that Doxygen
 linked to a documented symbol loses its link unless it is qualified (`lab04::fold_batchnorm`),
 because an unqualified `relu(...)` in a chapter's CUDA example is not lab 03's `relu`.
 
---check (the CTest test docs.links) then fails on any Doxygen warning, any broken internal link
-(check_links.py), a "check yourself" answer block that did not survive as a <details> element with
-a summary and content, or math left untranslated. It exits 77 (skipped) where Doxygen or MathJax
+--check (the CTest test docs.links) then fails on any Doxygen warning, any broken internal link,
+a link that does not land on the page generated from the file its Markdown names (or that was
+dropped), Markdown syntax left in a page's text (all three in check_links.py, whose self-test with
+planted defects runs too), a "check yourself" answer block that did not survive as a <details>
+element with a summary and content, or math left untranslated. It exits 77 (skipped) where Doxygen or MathJax
 is not installed.
 
 Usage: build_site.py [--check] OUTPUT_DIR
 """
+import fnmatch
 import html.parser
 import os
 import re
@@ -22,6 +26,7 @@ import subprocess
 import sys
 
 import check_links
+import md_filter
 
 SITE_DIR = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.normpath(os.path.join(SITE_DIR, "..", ".."))
@@ -34,10 +39,93 @@ SKIPPED = 77
 CODE_LINK = re.compile(r'<a class="code[^"]*" href="[^"]*">([^<]*)</a>')
 
 
+def doxyfile_setting(name):
+    """The words of a setting in lectures/Doxyfile (continuation lines joined, quotes removed)."""
+    with open(os.path.join(REPO_ROOT, "lectures", "Doxyfile"), encoding="utf-8") as f:
+        text = re.sub(r"\\\n", " ", f.read())
+    match = re.search(rf"^{name}\s*=(.*)$", text, re.MULTILINE)
+    return [word.strip('"') for word in match.group(1).split()] if match else []
+
+
+def markdown_sources():
+    """The Markdown files Doxygen reads (INPUT, less EXCLUDE_PATTERNS), as absolute paths."""
+    excluded = doxyfile_setting("EXCLUDE_PATTERNS")
+    found = []
+    for entry in doxyfile_setting("INPUT"):
+        path = os.path.join(REPO_ROOT, entry)
+        if os.path.isfile(path):
+            found.append(path)
+        for dirpath, _, files in os.walk(path) if os.path.isdir(path) else ():
+            found += [os.path.join(dirpath, name) for name in sorted(files) if name.endswith(".md")]
+    return [os.path.normpath(path) for path in found
+            if not any(fnmatch.fnmatch(path, pattern) for pattern in excluded)]
+
+
+def source_links(source):
+    """The links of a Markdown source's running text, as (text, target)."""
+    links = []
+    with open(source, encoding="utf-8") as f:
+        md_filter.filter_markdown(f.readlines(), os.path.dirname(source), links=links)
+    return links
+
+
+# Folder listings leave out what a build or an editor leaves behind.
+NOT_LISTED = re.compile(r"^\.|^__pycache__$|^build$|\.pyc$")
+LISTING_LIMIT = 300
+
+
+def write_folder_pages(folders_dir, sources):
+    """One page for each folder a source links to that has no README.md, and a page over them.
+
+    A link to such a folder must take the reader somewhere: its page lists the folder's files
+    (recursively), each linked to its page on the site where it has one (a README or another
+    Markdown page, a header of the common library). md_filter.py links the folder to this page.
+    """
+    shutil.rmtree(folders_dir, ignore_errors=True)
+    os.makedirs(folders_dir)
+    folders = sorted({os.path.normpath(os.path.join(os.path.dirname(source), target))
+                      for source in sources for _, target in source_links(source)
+                      if md_filter.link_destination(target, os.path.dirname(source))[0]
+                      == "folder"})
+    pages = set(sources)
+    for folder in folders:
+        name = os.path.relpath(folder, REPO_ROOT) + "/"
+        lines = [f"# {name} {{#{md_filter.folder_label(folder)}}}\n\n",
+                 f"The folder `{name}` of the course's repository has no README of its own. "
+                 "These are its files; those with a page on this site link to it.\n\n"]
+        listed = []
+        for dirpath, dirnames, files in os.walk(folder):
+            dirnames[:] = sorted(d for d in dirnames if not NOT_LISTED.search(d))
+            listed += [os.path.join(dirpath, f) for f in sorted(files) if not NOT_LISTED.search(f)]
+        for path in listed[:LISTING_LIMIT]:
+            shown = os.path.relpath(path, folder)
+            kind, label = md_filter.link_destination(os.path.relpath(path, folder), folder)
+            if path in pages:
+                lines.append(f"- [{shown}](@ref {md_filter.page_label(path)})\n")
+            elif kind == "header":
+                lines.append(f"- [{shown}](@ref {label})\n")
+            else:
+                lines.append(f"- `{shown}`\n")
+        if len(listed) > LISTING_LIMIT:
+            lines.append(f"\nand {len(listed) - LISTING_LIMIT} more files.\n")
+        with open(os.path.join(folders_dir, md_filter.folder_label(folder) + ".md"), "w",
+                  encoding="utf-8") as f:
+            f.writelines(lines)
+    with open(os.path.join(folders_dir, "folders.md"), "w", encoding="utf-8") as f:
+        f.write("# Repository folders {#folders}\n\nThe folders the pages link to that have no "
+                "README of their own, each with a list of its files.\n\n")
+        f.writelines(f"- \\subpage {md_filter.folder_label(folder)}\n" for folder in folders)
+    return folders
+
+
 def run_doxygen(output_dir):
     with open(os.path.join(REPO_ROOT, "lectures", "Doxyfile"), encoding="utf-8") as f:
         config = f.read()
-    config += f'\nOUTPUT_DIRECTORY = "{output_dir}"\nWARN_LOGFILE = "{output_dir}/warnings.log"\n'
+    folders_dir = os.path.join(output_dir, "folders")
+    write_folder_pages(folders_dir, markdown_sources())
+    # The generated folder pages come last in INPUT, so last in the navigation tree.
+    config += (f'\nOUTPUT_DIRECTORY = "{output_dir}"\nWARN_LOGFILE = "{output_dir}/warnings.log"\n'
+               f'INPUT += "{folders_dir}"\n')
     shutil.rmtree(os.path.join(output_dir, "html"), ignore_errors=True)  # no stale pages
     os.makedirs(output_dir, exist_ok=True)
     subprocess.run(["doxygen", "-"], input=config, text=True, cwd=REPO_ROOT, check=True)
@@ -119,8 +207,37 @@ def answer_block_problems(html_dir):
 
 
 def page_file(markdown_path):
-    relative = os.path.splitext(os.path.relpath(markdown_path, REPO_ROOT))[0]
-    return "md_" + re.sub(r"[^A-Za-z0-9]", "_", relative) + ".html"
+    return md_filter.page_label(markdown_path) + ".html"
+
+
+def header_pages(header):
+    """The names Doxygen 1.9 may give a header's page: by its file name, or by its path below
+    common/include where the file name is not unique ('_' doubled, '.' as _8, '/' as _2)."""
+    def escape(name):
+        return name.replace("_", "__").replace(".", "_8").replace("/", "_2") + ".html"
+    return {escape(os.path.basename(header)), escape(header)}
+
+
+def expected_links(html_dir, sources):
+    """For check_links.misdirected_links: per page, the links its source makes to pages of the
+    site (Markdown pages, folder pages, library headers) and the page each must land on."""
+    expected = {}
+    for source in sources:
+        links = []
+        for text, target in source_links(source):
+            kind, label = md_filter.link_destination(target, os.path.dirname(source))
+            if kind in ("page", "folder"):
+                want = label + ".html"
+            elif kind == "header":
+                # The name depends on Doxygen's choice; take the one that exists.
+                want = next((name for name in sorted(header_pages(label))
+                             if os.path.exists(os.path.join(html_dir, name))),
+                            min(header_pages(label)))
+            else:
+                continue
+            links.append((md_filter.link_words(text), want, target))
+        expected[page_file(source)] = links
+    return expected
 
 
 def untranslated_math(html_dir):
@@ -163,12 +280,21 @@ def main(argv):
     if not check:
         return 0
     _, broken = check_links.broken_links(html_dir)
-    problems = (warnings + [f"broken link: {b}" for b in broken] + answer_block_problems(html_dir)
-                + untranslated_math(html_dir))
+    expected = expected_links(html_dir, markdown_sources())
+    misdirected = check_links.misdirected_links(html_dir, expected)
+    literal = check_links.literal_markdown(html_dir)
+    self_test = check_links.self_test()  # each check above still fails on a planted defect
+    problems = (warnings + [f"broken link: {b}" for b in broken]
+                + [f"link to the wrong page: {m}" for m in misdirected]
+                + [f"literal Markdown: {m}" for m in literal]
+                + [f"check_links self-test: {f}" for f in self_test]
+                + answer_block_problems(html_dir) + untranslated_math(html_dir))
     for problem in problems[len(warnings):]:
         print(problem)
-    print(f"build_site: {len(problems)} problems "
-          f"({len(warnings)} warnings, {len(broken)} broken links)")
+    print(f"build_site: {len(problems)} problems ({len(warnings)} warnings, {len(broken)} broken "
+          f"links, {len(misdirected)} of {sum(map(len, expected.values()))} source links on the "
+          f"wrong page or dropped, {len(literal)} literal Markdown, {len(self_test)} self-test "
+          f"failures)")
     return 1 if problems else 0
 
 
