@@ -49,16 +49,4 @@ __global__ void gemm_naive(const float* __restrict__ w, const float* __restrict_
   store_nchw(y, s, m, j, acc);
 }
 
-inline void launch_im2col(const float* x, float* cols, const Shape& s, cudaStream_t stream) {
-  const long long total = (long long)s.gemm_k() * s.gemm_n();
-  const long long blocks = std::min<long long>((total + 255) / 256, 1LL << 20);  // grid-stride beyond
-  im2col_3x3<<<unsigned(blocks), 256, 0, stream>>>(x, cols, s);
-}
-
-template <bool IMPLICIT>
-void launch_gemm_naive(const float* w, const float* b_or_x, float* y, const Shape& s, cudaStream_t stream) {
-  const dim3 grid(unsigned((s.gemm_n() + 255) / 256), unsigned(s.K));
-  gemm_naive<IMPLICIT><<<grid, 256, 0, stream>>>(w, b_or_x, y, s);
-}
-
 }  // namespace lab08

@@ -136,15 +136,4 @@ inline bool use_small_tiles(const Shape& s, int sm_count) {
   return blocks < sm_count;
 }
 
-template <bool IMPLICIT>
-void launch_gemm_tiled(const float* w, const float* b_or_x, float* y, const Shape& s, bool small, cudaStream_t stream) {
-  if (small) {
-    const dim3 grid(unsigned((s.gemm_n() + 63) / 64), unsigned((s.K + 63) / 64));
-    gemm_tiled<64, 64, 4, 4, IMPLICIT><<<grid, 256, 0, stream>>>(w, b_or_x, y, s);
-  } else {
-    const dim3 grid(unsigned((s.gemm_n() + 127) / 128), unsigned((s.K + 127) / 128));
-    gemm_tiled<128, 128, 8, 8, IMPLICIT><<<grid, 256, 0, stream>>>(w, b_or_x, y, s);
-  }
-}
-
 }  // namespace lab08

@@ -119,14 +119,4 @@ __global__ void __launch_bounds__(256) conv_tf32_wmma(const float* __restrict__ 
 #endif
 }
 
-inline void launch_tf32_wmma(const float* w, const float* x, float* y, const Shape& s, bool small, cudaStream_t stream) {
-  if (small) {
-    const dim3 grid(unsigned((s.gemm_n() + 63) / 64), unsigned((s.K + 63) / 64));
-    conv_tf32_wmma<64, 64><<<grid, 256, 0, stream>>>(w, x, y, s);
-  } else {
-    const dim3 grid(unsigned((s.gemm_n() + 127) / 128), unsigned((s.K + 127) / 128));
-    conv_tf32_wmma<128, 128><<<grid, 256, 0, stream>>>(w, x, y, s);
-  }
-}
-
 }  // namespace lab08
