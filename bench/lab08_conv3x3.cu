@@ -295,6 +295,7 @@ struct Row {
   double err = -1.0;     // < 0: not compared
   std::string note;
   bool is_cudnn_fp32 = false, is_cudnn = false;
+  bool rate = true;  // false: TFLOP/s and the ratios mean nothing (the filter transform row)
 };
 
 std::vector<int> parse_ints(const std::string& text) {
@@ -383,11 +384,11 @@ struct Bench {
         if (r.is_cudnn_fp32) best_fp32 = std::min(best_fp32, r.ms);
       }
     for (const Row& r : rows) {
-      const bool timed = r.ms > 0;
+      const bool timed = r.ms > 0, rated = timed && r.rate;
       const std::string ms = timed ? fixed(r.ms, 4) : "-";
-      const std::string tf = timed ? fixed(gflop(s) / r.ms, 2) : "-";  // GFLOP/ms = TFLOP/s
-      const std::string x_fp32 = timed && std::isfinite(best_fp32) ? fixed(best_fp32 / r.ms, 2) : "-";
-      const std::string x_tc = timed && r.tf32 && std::isfinite(best_any) ? fixed(best_any / r.ms, 2) : "-";
+      const std::string tf = rated ? fixed(gflop(s) / r.ms, 2) : "-";  // GFLOP/ms = TFLOP/s
+      const std::string x_fp32 = rated && std::isfinite(best_fp32) ? fixed(best_fp32 / r.ms, 2) : "-";
+      const std::string x_tc = rated && r.tf32 && std::isfinite(best_any) ? fixed(best_any / r.ms, 2) : "-";
       char err[32] = "-";
       if (r.err >= 0) std::snprintf(err, sizeof err, "%.1e", r.err);
       std::string note = r.status == "ok" ? r.note : r.status + (r.note.empty() ? "" : "; " + r.note);
@@ -397,7 +398,7 @@ struct Bench {
       if (csv) {
         std::fprintf(csv, "\"%s\",%zu,%d,%d,%d,%d,%d,%d,\"%s\",%s,%s,%s,\"%s\"\n", gpu.c_str(), cudnnGetVersion(), s.N,
                      s.H, s.W, s.C, s.K, s.stride, r.version.c_str(), r.math.c_str(), timed ? fixed(r.ms, 5).c_str() : "",
-                     timed ? fixed(gflop(s) / r.ms, 3).c_str() : "", r.status.c_str());
+                     rated ? fixed(gflop(s) / r.ms, 3).c_str() : "", r.status.c_str());
       }
     }
     std::fflush(stdout);
@@ -421,7 +422,6 @@ struct Bench {
       throw course::Error("cuDNN's output shape differs from ours: " + std::to_string(dims[2]) + "x" +
                           std::to_string(dims[3]));
     std::vector<float> got(want.size());
-    double fp32_choice_ms = -1.0;
     for (cudnnMathType_t pass : {CUDNN_FMA_MATH, CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION}) {
       const bool tc = pass != CUDNN_FMA_MATH;
       CUDNN_CHECK(cudnnSetConvolutionMathType(cd, pass));
@@ -501,18 +501,24 @@ struct Bench {
         }
         rows.push_back(row);
       }
-      if (!tc) fp32_choice_ms = choice_ms;
+      if (choice_ms == -2.0) {  // an FMA kernel ranked first with tensor ops allowed: its FP32-pass row
+        choice_ms = -1.0;
+        for (const Row& r : rows)
+          if (r.is_cudnn_fp32 && r.version == std::string("cudnn ") + algorithm_name(perf[choice].algo)) {
+            choice_ms = r.ms;
+            choice_status = r.status;
+          }
+      }
       Row pick;
       pick.version = std::string("cudnn choice: ") + (choice >= 0 ? algorithm_name(perf[choice].algo) : "none");
       pick.math = choice >= 0 ? math_name(perf[choice].mathType) : math_name(pass);
       pick.tf32 = tc;
-      pick.ms = choice_ms == -2.0 ? fp32_choice_ms : choice_ms;  // an FMA kernel ranked first: its FP32-pass time
-      pick.status = choice_ms == -2.0 ? "ok" : choice_status;
+      pick.ms = choice_ms;
+      pick.status = choice_status;
       pick.note = std::string("cudnnFind's first with ") + (tc ? "TENSOR_OP_MATH_ALLOW_CONVERSION" : "FMA_MATH") +
                   "; the _v7 heuristic picks " + heuristic;
       if (!not_offered.empty()) pick.note += "; not offered: " + not_offered;
       if (!fma_only.empty()) pick.note += "; FMA-only kernels (see fp32 rows): " + fma_only;
-      if (choice_ms == -2.0 && fp32_choice_ms < 0) pick.status = "n/a";
       rows.push_back(pick);
     }
   }
@@ -586,6 +592,7 @@ struct Bench {
               filter.math = "fp32";
               filter.ms = filter_ms;
               filter.status = "ok";
+              filter.rate = false;
               filter.note = "G g G^T, depends on the weights only: not in the v5 row";
               rows.push_back(filter);
               continue;
