@@ -14,6 +14,8 @@
 // BM = BN = 128 with 8x8 per thread is the main configuration; 64x64 with 4x4 per thread is used
 // when 128x128 tiles would give fewer blocks than the GPU has SMs (small batches, 7x7 and 14x14
 // layers), so that more of the GPU has work (the host picks; the table says which).
+// __launch_bounds__(256, 2) caps the registers at 128 per thread (ptxas: no spills) so that two
+// blocks share an SM: with a single shared-memory stage, the other block's math hides one block's loads.
 #pragma once
 
 #include "conv3x3_common.cuh"
@@ -21,7 +23,7 @@
 namespace lab08 {
 
 template <int BM, int BN, int TM, int TN, bool IMPLICIT>
-__global__ void __launch_bounds__(256) gemm_tiled(const float* __restrict__ w, const float* __restrict__ b_or_x,
+__global__ void __launch_bounds__(256, 2) gemm_tiled(const float* __restrict__ w, const float* __restrict__ b_or_x,
                                                   float* __restrict__ y, Shape s) {
   constexpr int BK = 8, THREADS = 256;
   static_assert(BM * BN == THREADS * TM * TN, "one TM x TN tile per thread");
