@@ -15,9 +15,11 @@
 //   version 1  im2col into a [C*9, N*P*Q] matrix, then a naive GEMM, one thread per output:
 //              the textbook lowering, every multiply-add reads both operands from memory
 //   version 2  the same matrix, a tiled SGEMM (128x128x8 block tile in shared memory, 8x8 outputs
-//              per thread in registers, float4 loads): 8 FMAs per shared load instead of 0.5/global load
+//              per thread in registers, float4 loads): 4 FMAs per shared-memory load instead of
+//              2 global loads per FMA
 //   version 3  the same matrix, cuBLAS SGEMM (FP32, strided-batched over images): what a tuned GEMM
-//              adds; the table notes im2col's share of the time and the matrix's size (9x the input)
+//              adds; the table notes im2col's share of the time and the matrix's size (9x the input
+//              at stride 1, 2.25x at stride 2)
 //   version 4  implicit GEMM: version 2's kernel, its B tile gathered from the input while loading,
 //              so the 9x matrix is never written nor read back
 //   version 5  Winograd F(2x2,3x3): 16 multiplies per 2x2 outputs instead of 36 (2.25x fewer), as
@@ -32,7 +34,9 @@
 //
 // Checks. On batch 2 every version is compared with a double-precision CPU convolution. On each
 // timed batch every row is compared with version 1's naive GEMM (reading the input directly, so
-// that it needs no matrix memory) before it is timed. An element passes if
+// that it needs no matrix memory; "v0" in the CPU-check line) before it is timed. Versions 2, 4, 6
+// switch to 64x64 block tiles when 128x128 tiles would leave SMs without a block; the CPU check
+// runs both tile sizes. --quick: batch 1,32 and 3 repetitions, for a first smoke run. An element passes if
 // |got - want| <= tol * (rms(want) + |want|): tol = 1e-4 for FP32 (a 4,608-term FP32 dot product
 // is good to ~1e-6 of the output's rms, Winograd and FFT to ~1e-5), tol = 1e-2 for TF32 rows
 // (TF32 keeps 10 of FP32's 23 mantissa bits: each operand is off by up to 2^-11 relative, so a
