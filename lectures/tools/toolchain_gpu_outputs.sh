@@ -36,7 +36,7 @@ SOURCES=(lectures/tools/toolchain_demo.cu "$L6/conv2d.cu" "$L6/layers.cu" "$L7/k
 capture() {
   local name=$1
   shift
-  { echo "\$ $*"; "$@" 2>&1; echo "(exit status $?)"; } >"$OUT/$name.txt"
+  { echo "\$ $*"; timeout 150 "$@" 2>&1; echo "(exit status $?)"; } >"$OUT/$name.txt"
   echo "wrote $OUT/$name.txt"
 }
 
@@ -70,9 +70,10 @@ RELU=_ZN5lab0611relu_kernelEPfi
 capture sass_relu "$CUOBJDUMP" -sass -fun "$RELU" "$WORK/layers.o"
 capture ptx_relu "$CUOBJDUMP" -ptx "$WORK/layers.o"
 # nvdisasm works on a cubin; -g prints the source line (-lineinfo) before the instructions.
-"$NVDISASM" -g -c "$WORK/layers.cubin" >"$WORK/layers.sass" 2>&1
+"$NVDISASM" -g -c "$WORK/layers.cubin" >"$OUT/nvdisasm_layers_full.txt" 2>&1
 { echo "\$ nvdisasm -g -c layers.cubin   (the relu_kernel section)";
-  sed -n "/\.text\.$RELU:/,/\.L_x_[0-9]*:\$/p" "$WORK/layers.sass" | head -60; } >"$OUT/nvdisasm_relu.txt"
+  awk -v k="$RELU" 'index($0, ".text." k) && /section/ {f=1} f && /section/ && !index($0, k) {f=0} f' \
+    "$OUT/nvdisasm_layers_full.txt" | head -80; } >"$OUT/nvdisasm_relu.txt"
 capture resource_usage "$CUOBJDUMP" --dump-resource-usage "$WORK/kernels.o" "$WORK/rung04.o"
 # conv2d's inner loop: the SASS of lab 06's convolution kernel
 capture sass_conv2d "$CUOBJDUMP" -sass "$WORK/conv2d.o"
