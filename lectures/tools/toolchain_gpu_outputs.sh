@@ -74,7 +74,8 @@ capture ptx_relu "$CUOBJDUMP" -ptx "$WORK/layers.o"
 { echo "\$ nvdisasm -g -c layers.cubin   (the relu_kernel section)";
   awk -v k="$RELU" 'index($0, ".text." k) && /section/ {f=1} f && /section/ && !index($0, k) {f=0} f' \
     "$OUT/nvdisasm_layers_full.txt" | head -80; } >"$OUT/nvdisasm_relu.txt"
-capture resource_usage "$CUOBJDUMP" --dump-resource-usage "$WORK/kernels.o" "$WORK/rung04.o"
+capture resource_usage "$CUOBJDUMP" --dump-resource-usage "$WORK/kernels.o"
+capture resource_usage_rung04 "$CUOBJDUMP" --dump-resource-usage "$WORK/rung04.o"
 # conv2d's inner loop: the SASS of lab 06's convolution kernel
 capture sass_conv2d "$CUOBJDUMP" -sass "$WORK/conv2d.o"
 # -lineinfo must not change the machine code: compare the instructions without the addresses.
@@ -125,4 +126,13 @@ capture ncu_lenet7 "$NCU" --clock-control none --kernel-name regex:lenet_kernel 
 # lab 06's convolution: where the warps wait, and (thanks to -lineinfo) on which source lines
 capture ncu_conv2d_source "$NCU" --clock-control none --kernel-name regex:conv2d_kernel --launch-count 1 \
   --section WarpStateStats --section SourceCounters "$DEMO" conv2 10000
+# The source page: per CUDA source line, with -lineinfo; the same without it (an -O3 build without line table)
+"$NVCC" "${FLAGS[@]}" "${SOURCES[@]}" -o "$WORK/toolchain_demo_nolineinfo"
+for v in toolchain_demo toolchain_demo_nolineinfo; do
+  timeout 150 "$NCU" --clock-control none --kernel-name regex:conv2d_kernel --launch-count 1 --section SourceCounters \
+    -f -o "$WORK/$v" "$WORK/$v" conv2 10000 >/dev/null 2>&1
+  { echo "\$ ncu --import $v.ncu-rep --page source --csv --print-source cuda"
+    timeout 60 "$NCU" --import "$WORK/$v.ncu-rep" --page source --csv --print-source cuda 2>&1 | cut -c1-400 | head -60
+  } >"$OUT/ncu_source_page_$v.txt"
+done
 echo "done in $((SECONDS - start)) s"
