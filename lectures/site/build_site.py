@@ -12,12 +12,15 @@ because an unqualified `relu(...)` in a chapter's CUDA example is not lab 03's `
 a link that does not land on the page generated from the file its Markdown names (or that was
 dropped), Markdown syntax left in a page's text (all three in check_links.py, whose self-test with
 planted defects runs too), a "check yourself" answer block that did not survive as a <details>
-element with a summary and content, or math left untranslated. It exits 77 (skipped) where Doxygen or MathJax
-is not installed.
+element with a summary and content, math left untranslated, or (where headless Chromium is
+installed) a formula MathJax cannot typeset when the page is opened, e.g. a macro from an
+extension the Doxyfile does not load. It exits 77 (skipped) where Doxygen or MathJax is not
+installed.
 
 Usage: build_site.py [--check] OUTPUT_DIR
 """
 import fnmatch
+import concurrent.futures
 import html.parser
 import os
 import re
@@ -254,6 +257,61 @@ def untranslated_math(html_dir):
     return problems
 
 
+CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome")
+MATH_ERROR = re.compile(r'class="merror"|Math Processing Error|Undefined control sequence|Missing or unrecognized')
+
+
+def rendered_dom(page):
+    """The DOM of a page after headless Chromium ran its scripts (MathJax), or None without Chromium."""
+    browser = next((b for b in map(shutil.which, CHROMIUM_NAMES) if b), None)
+    if browser is None:
+        return None
+    result = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=20000",
+                             "--dump-dom", "file://" + os.path.abspath(page)],
+                            capture_output=True, text=True, timeout=90)
+    return result.stdout
+
+
+def math_render_problems(html_dir):
+    """Formulas MathJax could not typeset (an unknown macro such as \\tfrac without the AMSmath
+    extension): MathJax shows them as a red error box in the browser, which no static check of
+    the HTML sees. Every page with math is rendered in headless Chromium and its DOM searched for
+    MathJax's error markers; a page with a planted bad formula proves the check can fail. Returns
+    (problems, pages checked); without Chromium, ([], None): the check is skipped, and says so."""
+    pages = []
+    for name in sorted(os.listdir(html_dir)):
+        if name.endswith(".html"):
+            with open(os.path.join(html_dir, name), encoding="utf-8") as f:
+                if re.search(r"\\\(|\\\[", f.read()):
+                    pages.append(name)
+    planted = os.path.join(html_dir, "zz_planted_math_error.html")
+    with open(os.path.join(html_dir, pages[0] if pages else "index.html"), encoding="utf-8") as f:
+        text = f.read()
+    with open(planted, "w", encoding="utf-8") as f:  # the same page with one formula that cannot typeset
+        f.write(text.replace("</body>", "<p>\\(\\notamacro{x}\\)</p></body>", 1))
+    try:
+        if rendered_dom(planted) is None:
+            return [], None
+        with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+            doms = dict(zip(pages + [planted], pool.map(rendered_dom, [os.path.join(html_dir, p) for p in pages]
+                                                        + [planted])))
+    finally:
+        os.remove(planted)
+    problems = []
+    if not MATH_ERROR.search(re.sub(r"<style[\s\S]*?</style>", "", doms.pop(planted) or "")):
+        problems.append("math render self-test: a planted unknown macro was not reported (is MathJax loading?)")
+    for name, dom in doms.items():
+        dom = re.sub(r"<style[\s\S]*?</style>", "", dom or "")
+        if "MathJax" not in dom:
+            problems.append(f"{name}: MathJax did not run (no typeset math in the rendered page)")
+        for match in MATH_ERROR.finditer(dom):
+            window = re.sub(r"^[^<]*>", "", dom[max(0, match.start() - 200):match.end() + 200])  # no half tag
+            context = re.sub(r"<[^>]+>", " ", window)
+            problems.append(f"{name}: MathJax could not typeset a formula: ...{context.strip()[:160]}...")
+            break
+    return problems, len(pages)
+
+
 def main(argv):
     args = argv[1:]
     check = "--check" in args
@@ -289,6 +347,11 @@ def main(argv):
                 + [f"literal Markdown: {m}" for m in literal]
                 + [f"check_links self-test: {f}" for f in self_test]
                 + answer_block_problems(html_dir) + untranslated_math(html_dir))
+    math_problems, math_pages = math_render_problems(html_dir)
+    problems += math_problems
+    print("build_site: math rendered in headless Chromium: "
+          + (f"{math_pages} pages, {len(math_problems)} problems" if math_pages is not None
+             else "skipped (no chromium; ./course test installs it)"))
     for problem in problems[len(warnings):]:
         print(problem)
     print(f"build_site: {len(problems)} problems ({len(warnings)} warnings, {len(broken)} broken "
