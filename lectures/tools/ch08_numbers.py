@@ -4,17 +4,21 @@ Winograd example, which lectures/tools/winograd_example.py checks.
 
 Plain Python. Sections: im2col (the tiny example and ResNet-50's 3x3 layers at batch 32), GEMM
 tiles, FFT spectra, depthwise/pointwise intensities and the fused inverted residual, the course's
-MobileNetV2 (block table, multiply-adds, parameters), and the depthwise table drawn from
-bench/results/lab08_depthwise_h100_80gb_hbm3.txt.
+MobileNetV2 (block table, multiply-adds, parameters), the depthwise table drawn from
+bench/results/lab08_depthwise_h100_80gb_hbm3.txt, and section 10's tables drawn from
+bench/results/lab08_conv3x3_h100_80gb_hbm3.csv (times, TFLOP/s, cudnnFind's order) and the notes
+column of bench/results/lab08_conv3x3_h100_80gb_hbm3.txt (im2col's share of v3, the _v7 heuristic).
 
 Usage: python3 lectures/tools/ch08_numbers.py   (from the repository root)
 """
+import csv
 import os
 import re
 from collections import OrderedDict
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 FP32_PEAK, HBM = 66.9e12, 3.35e12  # H100 SXM, chapter 7 section 1
+TF32_PEAK = 495e12  # H100 SXM, dense, chapter 7 section 15
 
 
 def section(title):
@@ -148,6 +152,308 @@ def depthwise_table():
         print(f"{algo}: {min(ratios)[0]:.1f} to {max(ratios)[0]:.0f} times cuDNN's best (worst: {max(ratios)[1]})")
 
 
+# ---- section 10: bench/results/lab08_conv3x3_h100_80gb_hbm3.csv ---------------------------------------
+CONV3X3 = os.path.join(ROOT, "bench", "results", "lab08_conv3x3_h100_80gb_hbm3")
+STAGE = {("56", "1"): "conv2_x", ("28", "1"): "conv3_x", ("14", "1"): "conv4_x", ("7", "1"): "conv5_x",
+         ("56", "2"): "conv3_1", ("28", "2"): "conv4_1", ("14", "2"): "conv5_1"}
+
+
+class Run:
+    """One batch of one layer: cuDNN's rows per pass in cudnnFind's order, the choice rows, ours."""
+
+    def __init__(self, batch, h, c, stride):
+        self.batch, self.h, self.c, self.stride = batch, h, c, stride
+        self.fp32, self.tc, self.choice, self.ours, self.notes = [], [], [], {}, {}
+
+    def label(self):
+        return f"{self.h} × {self.h} × {self.c}"
+
+    def best(self, rows):
+        return min(rows, key=lambda r: r["ms"])
+
+    def best_fp32(self):
+        return self.best(self.fp32)
+
+    def best_tc(self):
+        return self.best(self.tc)
+
+    def algo(self, name, math="fp32"):
+        """cuDNN's row for an algorithm in the FMA pass (math fp32), or None where not offered."""
+        return next((r for r in self.fp32 if r["version"] == "cudnn " + name and r["math"] == math), None)
+
+
+def load_conv3x3():
+    runs = OrderedDict()
+    with open(CONV3X3 + ".csv", encoding="utf-8") as f:
+        for r in csv.DictReader(f):
+            key = (r["batch"], r["H"], r["C"], r["stride"])
+            run = runs.setdefault(key, Run(*key))
+            r["ms"] = float(r["median_ms"]) if r["median_ms"] else None
+            r["tflops"] = float(r["tflops"]) if r["tflops"] else None
+            v = r["version"]
+            if v.startswith("cudnn choice: "):
+                run.choice.append(r)  # the FMA pass's first, then the tensor-op pass's
+            elif v.startswith("cudnn "):
+                (run.fp32 if r["math"] == "fp32" else run.tc).append(r)  # rows in Find's order
+            else:
+                run.ours[v.split()[0] if not v.startswith("v5 filter") else "v5f"] = r
+    # the notes column of the printed table: im2col's share of v3, the heuristic's pick, errors
+    pat = re.compile(r"\|\s*(\d+) \| (\d+)x\d+x(\d+)->\d+ s(\d)\s*\| (.+?)\s*\| (\S+)\s*\|.*\|\s*(\S+)\s*\| (.*)$")
+    with open(CONV3X3 + ".txt", encoding="utf-8") as f:
+        for line in f:
+            m = pat.match(line)
+            if m:
+                b, h, c, s, ver, math, err, note = m.groups()
+                runs[(b, h, c, s)].notes[(ver.strip(), math)] = (err, note.strip())
+    return runs
+
+
+def ms_x(row, ref):
+    """'0.5402 (0.31)': the time and cuDNN's reference time divided by it."""
+    return f"{row['ms']:.4f} ({ref / row['ms']:.2f})" if row["ms"] else "n/a"
+
+
+def conv3x3_tables():
+    section(os.path.relpath(CONV3X3, ROOT) + ".csv (and .txt for the notes)")
+    runs = load_conv3x3()
+    first = next(iter(runs.values()))
+    gpu = next(r["gpu"] for r in first.fp32)
+    print(f"{gpu}, cuDNN {first.fp32[0]['cudnn_version']}; times in ms, (x) = cuDNN's time / this time")
+    layers = OrderedDict(((r.h, r.c, r.stride), None) for r in runs.values())
+    get = lambda b, lay: runs[(b,) + lay]
+
+    for b in ("32", "256"):
+        print(f"\n-- every FP32 version against cuDNN's best FP32, batch {b} --")
+        print("| input, channels | s | cuDNN's best FP32, ms (TFLOP/s) | v2 im2col + tiled | v3 im2col + cuBLAS "
+              "| v4 implicit GEMM | v5 Winograd | our best FP32 |")
+        print("|---|---|---|---|---|---|---|---|")
+        for lay in layers:
+            run = get(b, lay)
+            best = run.best_fp32()
+            cells = [ms_x(run.ours[v], best["ms"]) for v in ("v2", "v3", "v4", "v5")]
+            mine = min((run.ours[v] for v in ("v1", "v2", "v3", "v4", "v5") if run.ours[v]["ms"]), key=lambda r: r["ms"])
+            print(f"| {run.label()} | {run.stride} | `{best['version'][6:]}` {best['ms']:.4f} ({best['tflops']:.1f}) | "
+                  + " | ".join(cells) + f" | {mine['version'].split()[0]}, {best['ms'] / mine['ms']:.2f} |")
+
+    print("\n-- batch 1 --")
+    print("| input, channels | s | cuDNN's best FP32 | v3 im2col + cuBLAS | v5 Winograd | cuDNN's best, tensor ops allowed | v6 TF32 |")
+    print("|---|---|---|---|---|---|---|")
+    for lay in layers:
+        run = get("1", lay)
+        bf, bt = run.best_fp32(), run.best_tc()
+        print(f"| {run.label()} | {run.stride} | `{bf['version'][6:]}` {bf['ms']:.4f} | {ms_x(run.ours['v3'], bf['ms'])} | "
+              f"{ms_x(run.ours['v5'], bf['ms'])} | `{bt['version'][6:]}` ({bt['math']}) {bt['ms']:.4f} | "
+              f"{ms_x(run.ours['v6'], bt['ms'])} |")
+
+    print("\n-- Winograd: v5 against cuDNN's WINOGRAD_NONFUSED (FMA math); fused WINOGRAD is not offered --")
+    print("| input, channels | batch 1: v5 | `WINOGRAD_NONFUSED` | × | batch 32: v5 | `WINOGRAD_NONFUSED` | × "
+          "| batch 256: v5 | `WINOGRAD_NONFUSED` | × | filter transform (once) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for lay in layers:
+        if lay[2] != "1":
+            continue
+        cells = []
+        for b in ("1", "32", "256"):
+            run = get(b, lay)
+            v5, wn = run.ours["v5"], run.algo("WINOGRAD_NONFUSED")
+            cells.append(f"{v5['ms']:.4f} ({v5['tflops']:.1f}) | {wn['ms']:.4f} ({wn['tflops']:.1f}) | {wn['ms'] / v5['ms']:.2f}")
+        print(f"| {get('32', lay).label()} | " + " | ".join(cells) + f" | {get('32', lay).ours['v5f']['ms']:.4f} |")
+
+    print("\n-- tensor cores: v6 (TF32 WMMA) against cuDNN's best row with TENSOR_OP_MATH_ALLOW_CONVERSION --")
+    print("| input, channels | s | batch 32: cuDNN's best, ms (TFLOP/s) | v6 | × | batch 256: cuDNN's best | v6 | × |")
+    print("|---|---|---|---|---|---|---|---|")
+    for lay in layers:
+        cells = []
+        for b in ("32", "256"):
+            run = get(b, lay)
+            bt, v6 = run.best_tc(), run.ours["v6"]
+            cells.append(f"`{bt['version'][6:]}` ({bt['math']}) {bt['ms']:.4f} ({bt['tflops']:.0f}, "
+                         f"{100 * bt['tflops'] * 1e12 / TF32_PEAK:.0f} %) | {v6['ms']:.4f} ({v6['tflops']:.1f}) | "
+                         f"{bt['ms'] / v6['ms']:.2f}")
+        print(f"| {get('32', lay).label()} | {lay[2]} | " + " | ".join(cells) + " |")
+
+    print("\n-- what cuDNN chose: cudnnFind's first entry per pass, the fastest in our timing where another --")
+    print("| input, channels | s | batch | FMA math: Find's first, ms | fastest in our timing | `_v7` heuristic "
+          "| tensor ops allowed: Find's first, ms | fastest in our timing |")
+    print("|---|---|---|---|---|---|---|---|")
+    misranked = []
+    for lay in layers:
+        for b in ("1", "32", "256"):
+            run = get(b, lay)
+            cells = []
+            for i, rows in enumerate((run.fp32, run.tc)):
+                ch, fast = run.choice[i], run.best(rows)
+                assert ch["version"][14:] == rows[0]["version"][6:] and ch["ms"] == rows[0]["ms"]
+                math = "" if i == 0 else f" ({ch['math']})"
+                cells.append(f"`{ch['version'][14:]}`{math} {ch['ms']:.4f}")
+                if fast is rows[0]:
+                    cells.append("same")
+                else:
+                    fm = "" if i == 0 else f" ({fast['math']})"
+                    cells.append(f"`{fast['version'][6:]}`{fm} {fast['ms']:.4f} ({ch['ms'] / fast['ms']:.2f}×)")
+                    misranked.append((ch["ms"] / fast["ms"], f"batch {b} {run.label()} s{run.stride} "
+                                      f"{'FMA' if i == 0 else 'tensor-op'}: {ch['version'][14:]} ({ch['math']}) "
+                                      f"{ch['ms']:.4f} vs {fast['version'][6:]} ({fast['math']}) {fast['ms']:.4f}"))
+                if i == 0:
+                    note = run.notes[(ch["version"], ch["math"])][1]
+                    heur = re.search(r"heuristic picks (\S+)", note).group(1)
+                    cells.append(f"`{heur}`")
+            print(f"| {run.label()} | {run.stride} | {b} | " + " | ".join(cells) + " |")
+    print("Find's first slower than the fastest row of its pass in our timing:")
+    for ratio, what in sorted(misranked, reverse=True):
+        print(f"   {ratio:.2f}x  {what}")
+    wn = get("32", ("56", "64", "1"))
+    print("56x56x64 batch 32, WINOGRAD_NONFUSED in both passes (ms, err):",
+          [(r["math"], f"{r['ms']:.4f}", run_err) for r in wn.fp32 + wn.tc if r["version"] == "cudnn WINOGRAD_NONFUSED"
+           for run_err in [wn.notes[(r["version"], r["math"])][0]]],
+          "| batch 256 FMA:", f"{get('256', ('56', '64', '1')).algo('WINOGRAD_NONFUSED')['ms']:.4f}")
+
+    print("\n-- v3's im2col share and the matrix (notes column) --")
+    for lay in layers:
+        parts = []
+        for b in ("1", "32", "256"):
+            note = get(b, lay).notes[("v3 im2col + cuBLAS SGEMM", "fp32")][1]
+            m = re.search(r"im2col ([\d.]+) ms = (\d+)% .*matrix ([\d.]+) GiB = ([\d.]+)x", note)
+            parts.append(f"batch {b}: {m.group(1)} ms = {m.group(2)} % of {get(b, lay).ours['v3']['ms']:.4f}"
+                         f" (matrix {m.group(3)} GiB, {m.group(4)}x the input)")
+        print(f"{get('32', lay).label()} s{lay[2]}: " + "; ".join(parts))
+    run = get("32", ("56", "64", "1"))
+    im2col_ms = float(re.search(r"im2col ([\d.]+) ms", run.notes[("v3 im2col + cuBLAS SGEMM", "fp32")][1]).group(1))
+    mat = 576 * 100352 * 4
+    print(f"56x56x64 batch 32: im2col writes {mat:,} B in {im2col_ms} ms = {mat / im2col_ms / 1e6:,.0f} GB/s "
+          f"({100 * mat / im2col_ms * 1e3 / HBM:.0f} % of 3.35 TB/s); "
+          f"the GEMM part {run.ours['v3']['ms'] - im2col_ms:.4f} ms = "
+          f"{2 * 64 * 576 * 100352 / 1e9 / (run.ours['v3']['ms'] - im2col_ms):.1f} TFLOP/s")
+
+    print("\n-- targets: best FP32 >= 1/2 of cuDNN's best FP32; v5 >= 1/1.5 of WINOGRAD_NONFUSED; "
+          "v6 >= 1/1.5 of cuDNN's tensor-op choice --")
+    print("| input, channels | s | batch 32: best FP32 | Winograd | tensor cores | batch 256: best FP32 | Winograd | tensor cores |")
+    print("|---|---|---|---|---|---|---|---|")
+    yes = lambda x, bar: f"{'**yes**' if x >= bar else 'no'} ({x:.2f})"
+    met = {"fp32": 0, "wino": 0, "tc": 0}
+    for lay in layers:
+        cells = []
+        for b in ("32", "256"):
+            run = get(b, lay)
+            mine = min(run.ours[v]["ms"] for v in ("v1", "v2", "v3", "v4", "v5") if run.ours[v]["ms"])
+            x = run.best_fp32()["ms"] / mine
+            met["fp32"] += x >= 0.5
+            cells.append(yes(x, 0.5))
+            wn = run.algo("WINOGRAD_NONFUSED")
+            if wn and run.ours["v5"]["ms"]:
+                x = wn["ms"] / run.ours["v5"]["ms"]
+                met["wino"] += x >= 1 / 1.5
+                cells.append(yes(x, 1 / 1.5))
+            else:
+                cells.append("—")
+            x = run.choice[1]["ms"] / run.ours["v6"]["ms"]
+            met["tc"] += x >= 1 / 1.5
+            cells.append(yes(x, 1 / 1.5))
+        print(f"| {get('32', lay).label()} | {lay[2]} | " + " | ".join(cells) + " |")
+    print("met (of 14, 8, 14):", met)
+    need = [r.ours["v6"]["ms"] / r.choice[1]["ms"] / 1.5 for r in runs.values() if r.batch != "1"]
+    print(f"v6 needs {min(need):.2f} to {max(need):.2f} times its speed to come within 1.5x of cuDNN's tensor-op choice")
+    pc = sorted((100 * r.choice[1]["tflops"] * 1e12 / TF32_PEAK, f"{r.label()} s{r.stride} b{r.batch}")
+                for r in runs.values() if r.batch != "1")
+    print(f"cuDNN's tensor-op choice: {pc[0][0]:.1f} % ({pc[0][1]}) to {pc[-1][0]:.1f} % ({pc[-1][1]}) of the TF32 peak; "
+          f"within 1.5x of it: {pc[0][0] / 1.5:.1f} to {pc[-1][0] / 1.5:.1f} %")
+    v4_ok = [f"{r.label()} s{r.stride} b{r.batch} {r.best_fp32()['ms'] / r.ours['v4']['ms']:.2f}" for r in runs.values()
+             if r.batch != "1" and r.best_fp32()["ms"] / r.ours["v4"]["ms"] >= 0.5]
+    print("v4 alone within 2x of cuDNN's best FP32:", v4_ok)
+    need4 = [0.5 * r.ours["v4"]["ms"] / r.best_fp32()["ms"] for r in runs.values() if r.batch != "1" and r.stride == "1"]
+    print(f"v4 needs {min(need4):.2f} to {max(need4):.2f} times its speed to come within 2x "
+          f"of cuDNN's best FP32 on the stride-1 layers")
+    for v in ("v2", "v4", "v6"):
+        t = [run.ours[v]["tflops"] for run in runs.values() if run.batch != "1"]
+        print(f"{v} at batch 32 and 256: {min(t):.1f} to {max(t):.1f} TFLOP/s")
+    tcx = [r.best_fp32()["ms"] / r.best_tc()["ms"] for r in runs.values() if r.batch != "1"]
+    print(f"cuDNN's best tensor-op row / best FP32, batch 32 and 256: {min(tcx):.2f} to {max(tcx):.2f} times faster")
+
+    print("\n-- ranges --")
+    def rng(version, ref, batches=("32", "256"), stride=None):
+        xs = []
+        for run in runs.values():
+            if run.batch in batches and (stride is None or run.stride == stride) and run.ours[version]["ms"]:
+                xs.append((ref(run) / run.ours[version]["ms"], f"{run.label()} s{run.stride} b{run.batch}"))
+        return f"{min(xs)[0]:.2f} ({min(xs)[1]}) to {max(xs)[0]:.2f} ({max(xs)[1]})"
+    fp = lambda run: run.best_fp32()["ms"]
+    for v in ("v1", "v2", "v3", "v4", "v5"):
+        print(f"{v} / cuDNN's best FP32, batch 32 and 256: {rng(v, fp)}; batch 1: {rng(v, fp, ('1',))}")
+    print(f"v5 / WINOGRAD_NONFUSED, batch 32 and 256: {rng('v5', lambda r: r.algo('WINOGRAD_NONFUSED')['ms'])}")
+    print(f"v6 / cuDNN's best tensor-op row, batch 32 and 256: {rng('v6', lambda r: r.best_tc()['ms'])}; "
+          f"batch 1: {rng('v6', lambda r: r.best_tc()['ms'], ('1',))}")
+    print(f"v6 / cuDNN's tensor-op choice, batch 32 and 256: {rng('v6', lambda r: r.choice[1]['ms'])}")
+    print(f"v4 / v6 (what the tensor cores bought), batch 32 and 256: {rng('v6', lambda r: r.ours['v4']['ms'])}")
+    print(f"v2 / v4 (implicit against explicit, same kernel), batch 32 and 256: {rng('v4', lambda r: r.ours['v2']['ms'])}")
+    for tile in ("128x128", "64x64"):
+        xs = [r.ours["v2"]["ms"] / r.ours["v4"]["ms"] for r in runs.values() if r.batch != "1"
+              and r.notes[("v4 implicit GEMM", "fp32")][1].startswith(tile)]
+        print(f"   v2 / v4 with {tile} tiles: {min(xs):.2f} to {max(xs):.2f} ({len(xs)} runs)")
+    tf = [(r.best_tc()["tflops"], f"{r.label()} s{r.stride} b{r.batch}") for r in runs.values() if r.batch != "1"]
+    ours = [(r.ours["v6"]["tflops"], f"{r.label()} s{r.stride} b{r.batch}") for r in runs.values() if r.batch != "1"]
+    print(f"cuDNN's best tensor-op TFLOP/s, batch 32 and 256: {min(tf)[0]:.1f} to {max(tf)[0]:.1f} ({max(tf)[1]}) = "
+          f"{100 * min(tf)[0] * 1e12 / TF32_PEAK:.0f} to {100 * max(tf)[0] * 1e12 / TF32_PEAK:.0f} % of 495; "
+          f"v6 {min(ours)[0]:.1f} to {max(ours)[0]:.1f} ({max(ours)[1]})")
+    fp32_err = lambda pred: max(float(e) for run in runs.values() for (v, m), (e, _) in run.notes.items()
+                                if e != "-" and m == "fp32" and pred(v))
+    tf32_err = [float(run.notes[("v6 implicit GEMM TF32 WMMA", "tf32")][0]) for run in runs.values()]
+    print(f"err (max |got - want| / rms): v2-v5 up to {fp32_err(lambda v: v[:2] in ('v2', 'v3', 'v4', 'v5')):.1e}, "
+          f"cuDNN's FMA rows up to {fp32_err(lambda v: v.startswith('cudnn')):.1e}; "
+          f"v6 (TF32) {min(tf32_err):.1e} to {max(tf32_err):.1e}, "
+          f"{min(tf32_err) / fp32_err(lambda v: v[:2] in ('v2', 'v3', 'v4', 'v5')):.0f} to "
+          f"{max(tf32_err) / fp32_err(lambda v: v[:2] in ('v2', 'v3', 'v4', 'v5')):.0f} times v2-v5's largest; "
+          f"cuDNN's tensor-op IMPLICIT_PRECOMP_GEMM rows "
+          f"{min(float(e) for r in runs.values() for (v, m), (e, _) in r.notes.items() if m != 'fp32' and v == 'cudnn IMPLICIT_PRECOMP_GEMM'):.1e}"
+          f" to {max(float(e) for r in runs.values() for (v, m), (e, _) in r.notes.items() if m != 'fp32' and v == 'cudnn IMPLICIT_PRECOMP_GEMM'):.1e}")
+    ipg = lambda run: run.algo("IMPLICIT_PRECOMP_GEMM")["ms"]
+    print(f"v4 / cuDNN's IMPLICIT_PRECOMP_GEMM in FMA math, batch 32 and 256: {rng('v4', ipg)}")
+    for b in ("32", "256"):
+        print(f"   batch {b}: " + ", ".join(f"{r.label()} s{r.stride} {ipg(r) / r.ours['v4']['ms']:.2f}"
+                                          for r in runs.values() if r.batch == b))
+    v4max = max(r.ours["v4"]["tflops"] for r in runs.values())
+    print(f"v4 at most {v4max:.1f} TFLOP/s = {100 * v4max * 1e12 / FP32_PEAK:.0f} % of the FP32 peak")
+    gemm_family = [(r.algo(a)["tflops"], a, f"{r.label()} s{r.stride} b{r.batch}") for r in runs.values()
+                   for a in ("IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM") if r.batch != "1"]
+    print(f"cuDNN's GEMM-family rows in FMA math, batch 32 and 256: up to {max(gemm_family)[0]:.1f} TFLOP/s "
+          f"({max(gemm_family)[1]}, {max(gemm_family)[2]}) = {100 * max(gemm_family)[0] * 1e12 / FP32_PEAK:.0f} % of the peak")
+    over = [(r.best_fp32()["tflops"], r.best_fp32()["version"][6:], f"{r.label()} s{r.stride} b{r.batch}")
+            for r in runs.values() if r.best_fp32()["tflops"] > FP32_PEAK / 1e12]
+    print("cuDNN's best FP32 above the FP32 peak (effective rates):", sorted(over, reverse=True))
+    for r in runs.values():
+        if r.batch != "1" and r.stride == "1":
+            v5 = r.ours["v5"]
+            vm = float(re.search(r"V\+M ([\d.]+) GiB", r.notes[("v5 Winograd F(2x2,3x3)", "fp32")][1]).group(1))
+            wn = r.algo("WINOGRAD_NONFUSED")
+            ws = float(re.search(r"workspace ([\d.]+) MiB", r.notes[(wn["version"], "fp32")][1]).group(1))
+            print(f"v5 {r.label()} b{r.batch}: V+M {vm} GiB, written and read once = "
+                  f"{2 * vm * 2**30 / HBM * 1e3:.3f} ms at 3.35 TB/s, of {v5['ms']:.4f} ms; "
+                  f"cuDNN's WINOGRAD_NONFUSED workspace {ws} MiB ({ws / (vm * 1024):.2f} of v5's V+M)")
+    for algo in ("FFT", "FFT_TILING"):
+        xs = [r.algo(algo)["ms"] / r.best_fp32()["ms"] for r in runs.values() if r.h == "7" and r.batch != "1"]
+        print(f"7x7x512, batch 32 and 256: {algo} takes {min(xs):.1f} to {max(xs):.1f} times cuDNN's best FP32 "
+              f"(WINOGRAD_NONFUSED)")
+    # cuDNN's GEMM: its workspace against the im2col matrix (C*9 x N*P*Q floats)
+    same, other = [], []
+    for r in runs.values():
+        g = r.algo("GEMM")
+        ws = float(re.search(r"workspace ([\d.]+) MiB", r.notes[(g["version"], "fp32")][1]).group(1))
+        h, c, st, n = int(r.h), int(r.c), int(r.stride), int(r.batch)
+        p = (h - 1) // st + 1
+        mat = c * 9 * n * p * p * 4 / 2**20
+        (same if abs(ws - mat) < 0.1 else other).append(f"{r.label()} s{r.stride} b{r.batch}: {ws} MiB "
+                                                        f"(matrix {mat:.1f} MiB), {g['ms']:.4f} ms")
+    print("cuDNN GEMM's workspace = the im2col matrix:", same)
+    print("cuDNN GEMM's workspace otherwise:", other)
+    # FFT's products per output and channel, if each plane is padded to the next power of two
+    for h in (56, 28, 14, 7):
+        n = 1
+        while n < h + 2:
+            n *= 2
+        print(f"FFT at {h}x{h} padded to {n}x{n}: {n * (n // 2 + 1)} complex multiply-adds per plane pair = "
+              f"{4 * n * (n // 2 + 1) / (h * h):.2f} real multiply-adds per output and channel (direct 9, F(2x2) "
+              f"{16 * ((h + 1) // 2) ** 2 / (h * h):.2f})")
+
+
 if __name__ == "__main__":
     im2col_example()
     resnet_im2col()
@@ -155,3 +461,4 @@ if __name__ == "__main__":
     intensities()
     course_mobilenet()
     depthwise_table()
+    conv3x3_tables()
