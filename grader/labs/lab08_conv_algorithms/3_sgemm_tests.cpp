@@ -62,3 +62,12 @@ TEST_CASE("sgemm: large products, both tile sizes, partial tiles in every dimens
   check_gemm_case("large, whole tiles", rng, 1536, 1536, 64, false);
   check_gemm_case("medium (64x64 tiles)", rng, 600, 500, 200, true);
 }
+
+TEST_CASE("sgemm: under the sanitizers -- both tile sizes, several K slices, partial tiles") {
+  // Sized for compute-sanitizer (memcheck and racecheck run this case again): 5 K slices on the
+  // 64x64 tiles; 12 x 13 = 156 tiles of 128x128 with 3 K slices, the last one partial. A
+  // missing barrier between the multiply and the next slice's loads is a race racecheck reports.
+  course::Rng rng = grader::case_rng("sgemm: sanitizers");
+  check_gemm_case("64x64 tiles", rng, 200, 300, 40, true);
+  check_gemm_case("128x128 tiles", rng, 1409, 1537, 20, false);
+}

@@ -104,3 +104,10 @@ TEST_CASE("conv2d_im2col_gemm: a large batch -- 16 x 8 x 32 x 32 -> 130 filters,
   course::Rng rng = grader::case_rng("conv2d_im2col_gemm: large");
   check_random_conv("large", rng, 16, 8, 32, 32, 130, 3, 3, 1, 1);
 }
+
+TEST_CASE("conv2d_im2col_gemm: under the sanitizers -- 33 images on the 128x128 tiles") {
+  // 130 filters x 16*16 pixels: 2 x 2 tiles of 128x128 per image, 132 in all (the reference's
+  // threshold for its large tiles); C*R*S = 27: 4 K slices, the last one partial.
+  course::Rng rng = grader::case_rng("conv2d_im2col_gemm: sanitizers");
+  check_random_conv("33 images", rng, 33, 3, 16, 16, 130, 3, 3, 1, 1);
+}
