@@ -107,13 +107,18 @@ static __global__ void im2col_kernel(const float* __restrict__ input, float* __r
 // dimension is walked in slices of kBK = 8: the block copies an A slice [BM x 8] and a B slice
 // [8 x BN] into shared memory (zeros outside the matrices, so the tile edges need no special
 // case in the inner loop), then every thread does TM x TN x 8 multiply-adds reading TM + TN
-// values per k: a 128x128 tile makes 64 FMAs per 16 shared loads, where one thread per output
-// would make 1 FMA per 2 global loads.
+// values per k: a 128x128 tile makes 64 FMAs per 16 shared-memory values, where one thread per
+// output would make 1 FMA per 2 global loads.
 //
-// Thread (ty, tx) owns rows ty + 16*i and columns tx + 16*j of the tile (interleaved, not a
-// contiguous 8x8 patch): in the inner loop the 16 threads of a half-warp read 16 consecutive
-// B values (no bank conflict) and the same A value (a broadcast), and the final stores of a
-// half-warp are 16 consecutive floats of a row.
+// Which outputs a thread owns: thread (ty, tx) takes rows g*64 + ty*4 + {0,1,2,3} and columns
+// g*64 + tx*4 + {0,1,2,3} of the tile, for g = 0 .. TM/4 - 1 (groups of 4 rows or columns, 64
+// apart). Four consecutive values are one float4 load from shared memory, and the 8 threads of a
+// quarter-warp read 8 consecutive float4 (128 bytes): no bank conflict. The A values a warp reads
+// are the same for its 16 tx (a broadcast).
+//
+// While the block multiplies slice k, each thread already has its share of slice k + 1 on the way
+// from global memory into registers (ra, rb): the load latency hides behind the arithmetic. The
+// registers go into shared memory after the barrier that ends slice k's multiply.
 // ---------------------------------------------------------------------------------------------
 constexpr int kBK = 8;
 
@@ -133,11 +138,14 @@ struct GemmArgs {
 
 template <int BM, int BN>
 static __global__ void __launch_bounds__(kThreadsPerBlock) sgemm_tiled_kernel(GemmArgs g) {
-  constexpr int TM = BM / 16, TN = BN / 16;
+  constexpr int TM = BM / 16, TN = BN / 16;                // outputs per thread along M and N
+  constexpr int kALoads = BM * kBK / kThreadsPerBlock;     // A slice elements per thread
+  constexpr int kBLoads = BN * kBK / kThreadsPerBlock;     // B slice elements per thread
   // A is stored transposed (k-major) so that the inner loop reads a column of the A tile as a row;
-  // +4 columns of padding spread the transposing stores over all 32 banks.
-  __shared__ float As[kBK][BM + 4];
-  __shared__ float Bs[kBK][BN];
+  // 4 floats of padding per row spread the transposing stores over all 32 banks and keep every
+  // row 16-byte aligned for the float4 reads.
+  __shared__ __align__(16) float As[kBK][BM + 4];
+  __shared__ __align__(16) float Bs[kBK][BN];
 
   const int tile_m = blockIdx.x / g.tiles_n, tile_n = blockIdx.x % g.tiles_n;
   const int m0 = tile_m * BM, n0 = tile_n * BN;
@@ -146,55 +154,91 @@ static __global__ void __launch_bounds__(kThreadsPerBlock) sgemm_tiled_kernel(Ge
   float* __restrict__ C = g.C + blockIdx.z * g.batch_stride_c;
   const int t = threadIdx.x, tx = t % 16, ty = t / 16;
 
+  // This thread's share of a slice: A element e = t + l*256 is row e / 8, k e % 8 (8 consecutive
+  // threads read one row's 8 consecutive k: a 32-byte sector); B element e is k e / BN, column
+  // e % BN (consecutive threads, consecutive columns: coalesced). Zeros outside the matrices.
+  float ra[kALoads], rb[kBLoads];
+  const auto load_slice = [&](int k0) {
+#pragma unroll
+    for (int l = 0; l < kALoads; ++l) {
+      const int e = t + l * kThreadsPerBlock;
+      const int gm = m0 + e / kBK, gk = k0 + e % kBK;
+      ra[l] = gm < g.M && gk < g.K ? __ldg(A + gm * g.lda + gk) : 0.0f;
+    }
+#pragma unroll
+    for (int l = 0; l < kBLoads; ++l) {
+      const int e = t + l * kThreadsPerBlock;
+      const int gk = k0 + e / BN, gn = n0 + e % BN;
+      rb[l] = gk < g.K && gn < g.N ? __ldg(B + gk * g.ldb + gn) : 0.0f;
+    }
+  };
+  const auto store_slice = [&] {
+#pragma unroll
+    for (int l = 0; l < kALoads; ++l) {
+      const int e = t + l * kThreadsPerBlock;
+      As[e % kBK][e / kBK] = ra[l];
+    }
+#pragma unroll
+    for (int l = 0; l < kBLoads; ++l) {
+      const int e = t + l * kThreadsPerBlock;
+      Bs[e / BN][e % BN] = rb[l];
+    }
+  };
+
   float acc[TM][TN];
 #pragma unroll
   for (int i = 0; i < TM; ++i)
 #pragma unroll
     for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
 
+  load_slice(0);
+  store_slice();
+  __syncthreads();  // the first slices are complete before anyone reads them
   for (int k0 = 0; k0 < g.K; k0 += kBK) {
-    // The A slice: BM rows x 8 k, BM*8/256 elements per thread; 8 consecutive threads read one
-    // row's 8 consecutive k (a 32-byte sector).
-#pragma unroll
-    for (int l = 0; l < BM * kBK / kThreadsPerBlock; ++l) {
-      const int e = t + l * kThreadsPerBlock;
-      const int row = e / kBK, kk = e % kBK;
-      const int gm = m0 + row, gk = k0 + kk;
-      As[kk][row] = gm < g.M && gk < g.K ? __ldg(A + gm * g.lda + gk) : 0.0f;
-    }
-    // The B slice: 8 k x BN columns; consecutive threads read consecutive columns (coalesced).
-#pragma unroll
-    for (int l = 0; l < BN * kBK / kThreadsPerBlock; ++l) {
-      const int e = t + l * kThreadsPerBlock;
-      const int kk = e / BN, col = e % BN;
-      const int gk = k0 + kk, gn = n0 + col;
-      Bs[kk][col] = gk < g.K && gn < g.N ? __ldg(B + gk * g.ldb + gn) : 0.0f;
-    }
-    __syncthreads();  // the slices are complete before anyone reads them
+    const bool more = k0 + kBK < g.K;
+    if (more) load_slice(k0 + kBK);  // in flight while this slice is multiplied
 
 #pragma unroll
     for (int kk = 0; kk < kBK; ++kk) {
       float a[TM], b[TN];
 #pragma unroll
-      for (int i = 0; i < TM; ++i) a[i] = As[kk][ty + 16 * i];
+      for (int q = 0; q < TM / 4; ++q) {
+        const float4 v = *reinterpret_cast<const float4*>(&As[kk][q * 64 + ty * 4]);
+        a[q * 4 + 0] = v.x;
+        a[q * 4 + 1] = v.y;
+        a[q * 4 + 2] = v.z;
+        a[q * 4 + 3] = v.w;
+      }
 #pragma unroll
-      for (int j = 0; j < TN; ++j) b[j] = Bs[kk][tx + 16 * j];
+      for (int q = 0; q < TN / 4; ++q) {
+        const float4 v = *reinterpret_cast<const float4*>(&Bs[kk][q * 64 + tx * 4]);
+        b[q * 4 + 0] = v.x;
+        b[q * 4 + 1] = v.y;
+        b[q * 4 + 2] = v.z;
+        b[q * 4 + 3] = v.w;
+      }
 #pragma unroll
       for (int i = 0; i < TM; ++i)
 #pragma unroll
         for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
     }
     __syncthreads();  // everyone is done reading the slices before the next iteration overwrites them
+    if (more) {
+      store_slice();
+      __syncthreads();  // the next slices are complete before anyone reads them
+    }
   }
 
+  // Output (i, j) of this thread is row (i/4)*64 + ty*4 + i%4, column (j/4)*64 + tx*4 + j%4 of
+  // the tile; a half-warp stores 64 consecutive floats of a row.
 #pragma unroll
   for (int i = 0; i < TM; ++i) {
-    const int gm = m0 + ty + 16 * i;
-    if (gm >= g.M) break;  // rows only grow with i
+    const int gm = m0 + (i / 4) * 64 + ty * 4 + i % 4;
+    if (gm >= g.M) continue;
     const float row_bias = g.bias != nullptr ? __ldg(g.bias + gm) : 0.0f;
 #pragma unroll
     for (int j = 0; j < TN; ++j) {
-      const int gn = n0 + tx + 16 * j;
+      const int gn = n0 + (j / 4) * 64 + tx * 4 + j % 4;
       if (gn < g.N) C[gm * g.ldc + gn] = acc[i][j] + row_bias;
     }
   }
