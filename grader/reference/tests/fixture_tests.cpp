@@ -13,6 +13,7 @@
 #include "lab02_reference.hpp"
 #include "lab03_reference.hpp"
 #include "lab04_reference.hpp"
+#include "conv_algorithms_reference.hpp"
 #include "testkit.hpp"
 
 namespace {
@@ -145,4 +146,45 @@ TEST_CASE("golden lab04 batch-norm, folding and linear match PyTorch") {
   grader::check_tensor("golden linear vs F.linear",
                        golden::lab04_linear(fx("linear_input"), fx("linear_weight"), fx("linear_bias")),
                        fx("linear_output"), {1e-4, 1e-4});
+}
+
+TEST_CASE("golden lab08 im2col x GEMM and the depthwise convolution agree with the direct convolution") {
+  // No PyTorch fixture for lab 08 yet: the three references are checked against lab 04's direct
+  // convolution (itself checked against F.conv2d above), which shares no code with them.
+  course::Rng rng(808);
+  for (int i = 0; i < 12; ++i) {
+    const int n = rng.integer(1, 3), c = rng.integer(1, 4), k = rng.integer(1, 5), r = rng.integer(1, 4),
+              s = rng.integer(1, 4), pad = rng.integer(0, 2), stride = rng.integer(1, 3);
+    const int h = std::max(rng.integer(1, 9), r - 2 * pad), w = std::max(rng.integer(1, 9), s - 2 * pad);
+    const Tensor x = rng.tensor({n, c, h, w}), weight = rng.tensor({k, c, r, s}), bias = rng.tensor({k});
+    const Tensor direct = golden::lab04_conv2d(x, weight, bias, pad, stride);
+    const std::int64_t P = direct.dim(2), Q = direct.dim(3);
+    // [K, C*R*S] x [C*R*S, N*P*Q] = [K, N*P*Q]: output (n, k, p, q) is at row k, column (n*P + p)*Q + q.
+    const Tensor product = golden::lab08_gemm(weight.reshaped({k, static_cast<std::int64_t>(c) * r * s}),
+                                              golden::lab08_im2col(x, r, s, pad, stride), bias);
+    Tensor nchw(direct.shape());
+    for (std::int64_t b = 0; b < n; ++b)
+      for (std::int64_t f = 0; f < k; ++f)
+        for (std::int64_t pq = 0; pq < P * Q; ++pq)
+          nchw.data()[(b * k + f) * P * Q + pq] = product.data()[f * n * P * Q + b * P * Q + pq];
+    const course::Comparison cmp = course::compare(nchw, direct, {1e-5, 1e-5});
+    CHECK_MESSAGE(cmp.ok(), "im2col x GEMM vs direct, case " << i << ": " << cmp.report(direct.shape()));
+  }
+  for (int stride : {1, 2}) {
+    // Depthwise = a direct convolution of each channel alone with its own filter.
+    const int n = 2, c = 3, h = 7, w = 6;
+    const Tensor x = rng.tensor({n, c, h, w}), weight = rng.tensor({c, 1, 3, 3}), bias = rng.tensor({c});
+    const Tensor dw = golden::lab08_depthwise3x3(x, weight, bias, stride, false);
+    for (int ch = 0; ch < c; ++ch) {
+      Tensor xc(course::Shape{n, 1, h, w}), wc(course::Shape{1, 1, 3, 3}), bc(course::Shape{1}, {bias[static_cast<std::size_t>(ch)]});
+      for (int b = 0; b < n; ++b)
+        for (int i = 0; i < h * w; ++i) xc.data()[b * h * w + i] = x.data()[(b * c + ch) * h * w + i];
+      for (int i = 0; i < 9; ++i) wc.data()[i] = weight.data()[ch * 9 + i];
+      const Tensor direct = golden::lab04_conv2d(xc, wc, bc, 1, stride);
+      for (int b = 0; b < n; ++b)
+        for (std::int64_t i = 0; i < direct.dim(2) * direct.dim(3); ++i)
+          CHECK(std::abs(direct.data()[b * direct.dim(2) * direct.dim(3) + i] -
+                         dw.data()[(b * c + ch) * direct.dim(2) * direct.dim(3) + i]) <= 1e-5f);
+    }
+  }
 }

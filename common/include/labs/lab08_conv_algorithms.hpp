@@ -1,0 +1,101 @@
+// Lab 08 interface, part A: convolution algorithms for real networks -- the depthwise 3x3
+// convolution of MobileNetV2, im2col, a tiled SGEMM, and the convolution as im2col + GEMM.
+//
+// The lecture is lectures/08-conv-algorithms.md; the task is exercises/lab08_conv_algorithms/README.md.
+// Exercises and solutions both implement exactly these functions (depthwise.cu, im2col_gemm.cu).
+// Parts B (Winograd F(2x2,3x3)) and C (the fused inverted residual block, the whole MobileNetV2)
+// add to this header later.
+//
+// Conventions (lab 06's): every pointer is a DEVICE pointer (d_ prefix);
+//  - activations are NCHW float32, convolution weights KCRS, matrices row-major;
+//  - outputs are allocated by the caller and may hold garbage (the tests fill them with NaN), so
+//    every element must be written; inputs are const and must not be changed;
+//  - every launcher enqueues its kernels on `stream` and on no other stream, checks each launch
+//    with CUDA_CHECK_LAST_LAUNCH() (course/cuda_check.hpp) and returns WITHOUT synchronising;
+//    no cudaMalloc, cudaMemcpy or synchronisation inside;
+//  - invalid arguments are reported by throwing course::Error whose message names the argument
+//    ("d_input", "N", "stride", "workspace", ...), BEFORE anything is launched;
+//  - every size is an int >= 1, and a tensor may hold at most INT_MAX elements (so that a flat
+//    int index reaches all of them); a larger one is rejected with a message containing
+//    "too large" (e.g. "output too large for int indexing").
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+
+namespace lab08 {
+
+// ---------------------------------------------------------------------------------------------
+// depthwise.cu
+// ---------------------------------------------------------------------------------------------
+
+/// Depthwise 3x3 convolution, zero padding 1 on every side, stride 1 or 2: every channel has its
+/// own 3x3 filter and output channel c reads input channel c only,
+///   output[n,c,p,q] = bias[c] + sum_{r,s in 0..2} weight[c,0,r,s] * input[n,c,p*stride-1+r,q*stride-1+s]
+/// (input values outside the image count as 0), then, if relu6, clamped to [0, 6] (MobileNetV2's
+/// activation after its depthwise layers).
+/// d_input [N,C,H,W]; d_weight [C,1,3,3] (PyTorch's layout for groups = C); d_bias [C];
+/// d_output [N,C,P,Q] with P = (H - 1) / stride + 1 and Q = (W - 1) / stride + 1.
+///
+/// Throws course::Error when: a pointer is null ("d_input", "d_weight", "d_bias", "d_output");
+/// a size is < 1 ("N", "C", "H", "W"); stride is not 1 or 2 ("stride"); the input holds more
+/// than INT_MAX elements ("too large").
+void depthwise_conv3x3(const float* d_input, const float* d_weight, const float* d_bias, float* d_output, int N,
+                       int C, int H, int W, int stride, bool relu6, cudaStream_t stream);
+
+// ---------------------------------------------------------------------------------------------
+// im2col_gemm.cu
+// ---------------------------------------------------------------------------------------------
+
+/// im2col: unrolls every R x S window of the zero-padded input into one column of a matrix, so that
+/// a convolution becomes one matrix product. With P = (H + 2*pad - R) / stride + 1 and
+/// Q = (W + 2*pad - S) / stride + 1, d_columns is the row-major matrix [C*R*S, N*P*Q]:
+///   columns[(c*R + r)*S + s][(n*P + p)*Q + q] = input[n, c, p*stride - pad + r, q*stride - pad + s]
+/// and 0 where that input position lies in the padding.
+/// d_input [N,C,H,W]; d_columns [C*R*S, N*P*Q].
+///
+/// Throws course::Error when: a pointer is null ("d_input", "d_columns"); a size is < 1 ("N",
+/// "C", "H", "W", "R", "S", "stride"); pad < 0 ("pad"); the kernel is larger than the padded
+/// input, so P or Q would be < 1 ("kernel larger than the padded input"); the input or the column
+/// matrix holds more than INT_MAX elements ("too large").
+void im2col(const float* d_input, float* d_columns, int N, int C, int H, int W, int R, int S, int pad, int stride,
+            cudaStream_t stream);
+
+/// Single-precision matrix product with a bias per row, all matrices row-major and contiguous:
+///   C[m][n] = sum_k A[m][k] * B[k][n]  (+ bias[m] when d_bias is not null)
+/// d_A [M,K]; d_B [K,N]; d_bias [M] or nullptr; d_C [M,N]. Any M, N, K >= 1 (not only multiples
+/// of a tile). d_C must not overlap d_A, d_B or d_bias.
+///
+/// Throws course::Error when: d_A, d_B or d_C is null ("d_A", "d_B", "d_C"); a size is < 1
+/// ("M", "N", "K"); A, B or C holds more than INT_MAX elements ("too large").
+void sgemm(int M, int N, int K, const float* d_A, const float* d_B, const float* d_bias, float* d_C,
+           cudaStream_t stream);
+
+/// The bytes of device scratch memory conv2d_im2col_gemm needs for these sizes (0 if it needs
+/// none). What it counts is your design's choice (the reference: the column matrix of the whole
+/// batch, C*R*S x N*P*Q floats, and nothing for a 1x1 convolution with pad 0 and stride 1, whose
+/// input already is its column matrix); conv2d_im2col_gemm must then work with any workspace of
+/// at least this many bytes (and with any other K). Throws course::Error on the same invalid sizes
+/// as conv2d_im2col_gemm (named the same way), so it never returns a size for an impossible call.
+std::size_t conv2d_im2col_gemm_workspace(int N, int C, int H, int W, int R, int S, int pad, int stride);
+
+/// Convolution as im2col + GEMM, with zero padding `pad` on all four sides and `stride` in both
+/// directions, bias added:
+///   output[n,k,p,q] = bias[k] + sum_{c,r,s} weight[k,c,r,s] * input[n,c,p*stride-pad+r,q*stride-pad+s]
+/// d_input [N,C,H,W]; d_weight [K,C,R,S] (= the row-major matrix [K, C*R*S]); d_bias [K];
+/// d_output [N,K,P,Q] (NCHW, P and Q as for im2col). d_workspace: scratch device memory of
+/// workspace_bytes bytes (its contents on entry are garbage; it may be null when
+/// conv2d_im2col_gemm_workspace returns 0).
+///
+/// Throws course::Error when: a pointer is null ("d_input", "d_weight", "d_bias", "d_output";
+/// "d_workspace" when a workspace is needed); a size is < 1 ("N", "C", "H", "W", "K", "R", "S",
+/// "stride"); pad < 0 ("pad"); the kernel is larger than the padded input ("kernel larger than
+/// the padded input"); workspace_bytes is smaller than conv2d_im2col_gemm_workspace(...)
+/// ("workspace too small"); the input, the weight, the output or the column matrix holds more
+/// than INT_MAX elements ("too large").
+void conv2d_im2col_gemm(const float* d_input, const float* d_weight, const float* d_bias, float* d_output,
+                        void* d_workspace, std::size_t workspace_bytes, int N, int C, int H, int W, int K, int R,
+                        int S, int pad, int stride, cudaStream_t stream);
+
+}  // namespace lab08

@@ -1,0 +1,197 @@
+// Lab 08's trusted harness (see lab08_harness.hpp): host tensors in, host tensors out, the
+// student's device-pointer functions in between.
+#include "lab08_harness.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "course/device_buffer.hpp"
+#include "course/error.hpp"
+#include "gpu_harness_kit.hpp"
+#include "labs/lab08_conv_algorithms.hpp"
+
+namespace lab08_harness {
+namespace {
+
+using course::Tensor;
+
+using grader_gpu_harness::finish;
+using grader_gpu_harness::GuardedOutput;
+using grader_gpu_harness::Stream;
+using grader_gpu_harness::upload;
+
+void require(bool ok, const std::string& message) {
+  if (!ok) throw course::Error("lab08 harness: " + message);
+}
+
+int as_int(std::int64_t value, const std::string& what) {
+  require(value >= 0 && value <= INT_MAX, what + " does not fit an int: " + std::to_string(value));
+  return static_cast<int>(value);
+}
+
+void require_rank(const Tensor& t, std::size_t rank, const std::string& name) {
+  require(t.rank() == rank && t.numel() > 0,
+          name + " must be a non-empty " + std::to_string(rank) + "-D tensor, got " + course::shape_to_string(t.shape()));
+}
+
+// The most workspace the harness hands out: a student's conv2d_im2col_gemm_workspace asking for
+// more (for the tests' shapes, a few MB are plenty) is a bug, reported as such.
+constexpr std::uint64_t kMaxWorkspaceBytes = std::uint64_t{2} << 30;
+
+}  // namespace
+
+void depthwise_conv3x3(const Tensor& x, const Tensor& w, const Tensor& b, int stride, bool relu6, Tensor& out) {
+  require_rank(x, 4, "x");
+  w.expect_shape({x.dim(1), 1, 3, 3}, "w");
+  b.expect_shape({x.dim(1)}, "b");
+  require(stride == 1 || stride == 2, "stride must be 1 or 2");
+  out.expect_shape({x.dim(0), x.dim(1), (x.dim(2) - 1) / stride + 1, (x.dim(3) - 1) / stride + 1}, "out");
+
+  const std::string fn = "lab08::depthwise_conv3x3";
+  Stream stream;
+  const auto d_x = upload(x), d_w = upload(w), d_b = upload(b);
+  GuardedOutput<float> d_out(out.numel());
+  lab08::depthwise_conv3x3(d_x.get(), d_w.get(), d_b.get(), d_out.get(), as_int(x.dim(0), "N"), as_int(x.dim(1), "C"),
+                           as_int(x.dim(2), "H"), as_int(x.dim(3), "W"), stride, relu6, stream.get());
+  finish(stream, fn);
+  for (const auto* input : {&d_x, &d_w, &d_b}) input->check_unchanged(fn);
+  d_out.download(out.data(), fn);
+}
+
+void im2col(const Tensor& x, int R, int S, int pad, int stride, Tensor& columns) {
+  require_rank(x, 4, "x");
+  require(R >= 1 && S >= 1 && pad >= 0 && stride >= 1, "invalid R, S, pad or stride");
+  const std::int64_t P = (x.dim(2) + 2 * pad - R) / stride + 1, Q = (x.dim(3) + 2 * pad - S) / stride + 1;
+  require(x.dim(2) + 2 * pad >= R && x.dim(3) + 2 * pad >= S, "the kernel does not fit the padded input");
+  columns.expect_shape({x.dim(1) * R * S, x.dim(0) * P * Q}, "columns");
+
+  const std::string fn = "lab08::im2col";
+  Stream stream;
+  const auto d_x = upload(x);
+  GuardedOutput<float> d_columns(columns.numel());
+  lab08::im2col(d_x.get(), d_columns.get(), as_int(x.dim(0), "N"), as_int(x.dim(1), "C"), as_int(x.dim(2), "H"),
+                as_int(x.dim(3), "W"), R, S, pad, stride, stream.get());
+  finish(stream, fn);
+  d_x.check_unchanged(fn);
+  d_columns.download(columns.data(), fn);
+}
+
+void sgemm(const Tensor& a, const Tensor& b, const Tensor& bias, Tensor& c) {
+  require_rank(a, 2, "a");
+  require_rank(b, 2, "b");
+  require(a.dim(1) == b.dim(0), "a's columns differ from b's rows");
+  if (bias.numel() != 0) bias.expect_shape({a.dim(0)}, "bias");
+  c.expect_shape({a.dim(0), b.dim(1)}, "c");
+
+  const std::string fn = "lab08::sgemm";
+  Stream stream;
+  // An empty bias means d_bias = nullptr; a one-element stand-in keeps the upload non-empty.
+  const auto d_a = upload(a), d_b = upload(b), d_bias = upload(bias.numel() == 0 ? Tensor(course::Shape{1}) : bias);
+  GuardedOutput<float> d_c(c.numel());
+  lab08::sgemm(as_int(a.dim(0), "M"), as_int(b.dim(1), "N"), as_int(a.dim(1), "K"), d_a.get(), d_b.get(),
+               bias.numel() == 0 ? nullptr : d_bias.get(), d_c.get(), stream.get());
+  finish(stream, fn);
+  for (const auto* input : {&d_a, &d_b, &d_bias}) input->check_unchanged(fn);
+  d_c.download(c.data(), fn);
+}
+
+void conv2d_im2col_gemm(const Tensor& x, const Tensor& w, const Tensor& b, int pad, int stride, Tensor& out,
+                        std::uint64_t& workspace_bytes) {
+  require_rank(x, 4, "x");
+  require_rank(w, 4, "w");
+  require(w.dim(1) == x.dim(1), "w's channels differ from x's");
+  b.expect_shape({w.dim(0)}, "b");
+  require(pad >= 0 && stride >= 1, "invalid pad or stride");
+  require(x.dim(2) + 2 * pad >= w.dim(2) && x.dim(3) + 2 * pad >= w.dim(3), "the kernel does not fit the padded input");
+  const std::int64_t P = (x.dim(2) + 2 * pad - w.dim(2)) / stride + 1, Q = (x.dim(3) + 2 * pad - w.dim(3)) / stride + 1;
+  out.expect_shape({x.dim(0), w.dim(0), P, Q}, "out");
+
+  const std::string fn = "lab08::conv2d_im2col_gemm";
+  const int N = as_int(x.dim(0), "N"), C = as_int(x.dim(1), "C"), H = as_int(x.dim(2), "H"), W = as_int(x.dim(3), "W");
+  const int K = as_int(w.dim(0), "K"), R = as_int(w.dim(2), "R"), S = as_int(w.dim(3), "S");
+  const std::size_t needed = lab08::conv2d_im2col_gemm_workspace(N, C, H, W, R, S, pad, stride);
+  require(needed <= kMaxWorkspaceBytes, "lab08::conv2d_im2col_gemm_workspace asks for " + std::to_string(needed) +
+                                            " bytes for input " + course::shape_to_string(x.shape()) +
+                                            ": more than the harness gives (2 GiB); is the formula right?");
+  workspace_bytes = needed;
+
+  Stream stream;
+  const auto d_x = upload(x), d_w = upload(w), d_b = upload(b);
+  GuardedOutput<float> d_out(out.numel());
+  // Bytes, every one 0xFF (NaN as floats): a workspace is garbage on entry, and a write past the
+  // size the student asked for lands in the guard.
+  GuardedOutput<unsigned char> d_workspace(needed);
+  lab08::conv2d_im2col_gemm(d_x.get(), d_w.get(), d_b.get(), d_out.get(), d_workspace.get(), needed, N, C, H, W, K, R,
+                            S, pad, stride, stream.get());
+  finish(stream, fn);
+  for (const auto* input : {&d_x, &d_w, &d_b}) input->check_unchanged(fn);
+  d_workspace.check_guard(fn + " (in its workspace, past the bytes conv2d_im2col_gemm_workspace asked for)");
+  d_out.download(out.data(), fn);
+}
+
+void call_with_arguments(const std::string& function, const std::vector<int>& sizes, const std::string& null_argument) {
+  constexpr std::size_t kScratch = 1 << 16;
+  course::DeviceBuffer<float> a(kScratch), b(kScratch), c(kScratch), d(kScratch);
+  a.fill_bytes(0);
+  b.fill_bytes(0);
+  c.fill_bytes(0);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const auto ptr = [&](const char* name, course::DeviceBuffer<float>& buffer) {
+    return null_argument == name ? nullptr : buffer.get();
+  };
+  const auto need = [&](std::size_t count) {
+    require(sizes.size() == count,
+            function + " takes " + std::to_string(count) + " sizes, got " + std::to_string(sizes.size()));
+  };
+  Stream stream;
+  const std::vector<int>& s = sizes;
+  if (function == "depthwise_conv3x3") {
+    need(6);
+    lab08::depthwise_conv3x3(ptr("d_input", a), ptr("d_weight", b), ptr("d_bias", c), ptr("d_output", d), s[0], s[1],
+                             s[2], s[3], s[4], s[5] != 0, stream.get());
+  } else if (function == "im2col") {
+    need(8);
+    lab08::im2col(ptr("d_input", a), ptr("d_columns", d), s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], stream.get());
+  } else if (function == "sgemm") {
+    need(3);
+    lab08::sgemm(s[0], s[1], s[2], ptr("d_A", a), ptr("d_B", b), ptr("d_bias", c), ptr("d_C", d), stream.get());
+  } else if (function == "conv2d_im2col_gemm_workspace") {
+    need(8);
+    (void)lab08::conv2d_im2col_gemm_workspace(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]);
+  } else if (function == "conv2d_im2col_gemm") {
+    need(10);
+    // The workspace the student's own query asks for, minus short_by. When the query rejects the
+    // sizes (as it should for invalid ones), conv2d_im2col_gemm must reject them by itself: it
+    // then gets a scratch buffer's size, so that the workspace is not what stops it.
+    constexpr std::size_t kScratchBytes = std::size_t{1} << 20;
+    std::size_t needed = kScratchBytes;
+    try {
+      needed = lab08::conv2d_im2col_gemm_workspace(s[0], s[1], s[2], s[3], s[5], s[6], s[7], s[8]);
+    } catch (const course::NotImplemented&) {
+      throw;
+    } catch (const course::Error&) {
+      needed = kScratchBytes;
+    }
+    const auto short_by = static_cast<std::size_t>(std::max(s[9], 0));
+    const std::size_t claimed = needed > short_by ? needed - short_by : 0;
+    // Real memory only as far as a valid small call needs; a larger claim is a lie that the
+    // function must see through by rejecting the sizes before it launches anything.
+    course::DeviceBuffer<unsigned char> workspace(std::max<std::size_t>(std::min(claimed, kScratchBytes), 1));
+    workspace.fill_bytes(0xFF);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    void* d_workspace = null_argument == "d_workspace" ? nullptr : static_cast<void*>(workspace.get());
+    lab08::conv2d_im2col_gemm(ptr("d_input", a), ptr("d_weight", b), ptr("d_bias", c), ptr("d_output", d), d_workspace,
+                              claimed, s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], stream.get());
+  } else {
+    require(false, "unknown function '" + function + "'");
+  }
+  finish(stream, "lab08::" + function);
+}
+
+}  // namespace lab08_harness
