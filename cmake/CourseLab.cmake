@@ -174,12 +174,18 @@ function(course_add_lab lab)
     if(variant STREQUAL "solutions")
       add_test(NAME solutions.${lab} COMMAND ${exe})
       set_tests_properties(solutions.${lab} PROPERTIES SKIP_RETURN_CODE 77 LABELS "lab;${ARG_DEVICE}")
+      if(ARG_DEVICE STREQUAL "gpu")
+        set_tests_properties(solutions.${lab} PROPERTIES ${COURSE_GPU_LOCK})
+      endif()
     elseif(variant STREQUAL "exercises")
       # The skeleton must fail, and fail for the right reason.
       add_test(NAME exercises.${lab}.fails_not_implemented COMMAND ${exe})
       set_tests_properties(exercises.${lab}.fails_not_implemented PROPERTIES
         WILL_FAIL FALSE PASS_REGULAR_EXPRESSION "not implemented: " SKIP_RETURN_CODE 77
         LABELS "lab;${ARG_DEVICE}")
+      if(ARG_DEVICE STREQUAL "gpu")
+        set_tests_properties(exercises.${lab}.fails_not_implemented PROPERTIES ${COURSE_GPU_LOCK})
+      endif()
     endif()
   endforeach()
 endfunction()
