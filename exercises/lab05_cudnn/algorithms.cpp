@@ -19,7 +19,9 @@ ConvAlgorithm choose_conv_algorithm([[maybe_unused]] Context& ctx, [[maybe_unuse
   //     ctx.search() == AlgoSearch::Measured  -> cudnnFindConvolutionForwardAlgorithm
   //     AlgoSearch::Heuristic                 -> cudnnGetConvolutionForwardAlgorithm_v7
   //   and take the first with status CUDNN_STATUS_SUCCESS, a mathType that is not a tensor-op
-  //   type, and memory <= Context::kMaxWorkspaceBytes. None: course::Error saying
+  //   type, an algo that is not CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED (too inaccurate
+  //   for 5x5 filters: the README says why) and memory <= Context::kMaxWorkspaceBytes. None:
+  //   course::Error saying
   //   "no convolution algorithm" and the shapes.
   // TODO 3: workspace_bytes from cudnnGetConvolutionForwardWorkspaceSize for the CHOSEN
   //   algorithm; store the answer in the cache and return it.
