@@ -16,9 +16,9 @@
 
 namespace {
 
-class Tf32Rung : public Tf32LeNet<ladder::tf32::OneTf32> {
+class Tf32Rung : public Tf32LeNet {
  public:
-  Tf32Rung() : Tf32LeNet<ladder::tf32::OneTf32>(15) {}
+  Tf32Rung() : Tf32LeNet(15, false, [] { return Kernel{ladder::tf32::lenet_tf32<ladder::tf32::OneTf32>}; }) {}
 };
 
 }  // namespace

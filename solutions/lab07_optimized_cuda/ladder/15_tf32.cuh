@@ -1,7 +1,7 @@
 // Rungs 15 and 16's network: rung 12's weights in rung 12's k-orders (tensor_core_weights.cuh),
-// stored as TF32 B fragments (15_tf32_kernels.cuh), and forward() launching the kernel. Precision
-// is OneTf32 (rung 15) or ThreeTf32 (rung 16), which also gets the rounding rests of the weights.
-// Anonymous namespace: each including .cu gets its own copy.
+// stored as TF32 B fragments (15_tf32_kernels.cuh), and forward() launching the kernel that the
+// rung chooses: lenet_tf32<OneTf32> (rung 15) or lenet_tf32<ThreeTf32<...>> (rung 16, "split":
+// the weights' rounding rests are uploaded too). Anonymous namespace: each .cu gets its own copy.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "15_tf32_kernels.cuh"
@@ -22,12 +23,13 @@
 
 namespace {
 
-template <typename Precision>
 class Tf32LeNet : public ladder::Rung {
+ public:
   using Kernel = void (*)(const float*, int, int, ladder::tf32::Weights, float*, int*);
 
- public:
-  explicit Tf32LeNet(int rung) : name_("rung " + std::to_string(rung)) {}
+  /// choose_kernel runs in prepare(), after the check that this GPU has TF32 tensor cores.
+  Tf32LeNet(int rung, bool split, std::function<Kernel()> choose_kernel)
+      : name_("rung " + std::to_string(rung)), split_(split), choose_kernel_(std::move(choose_kernel)) {}
 
   void prepare(const lab04::FoldedLeNet& net, int max_batch) override {
     if (const std::string why = unsupported_reason(); !why.empty()) throw course::Error(name_ + ": " + why);
@@ -38,7 +40,7 @@ class Tf32LeNet : public ladder::Rung {
     const auto upload = [&](Layer& layer, int ksteps, int ntiles, float (*b)(const lab04::FoldedLeNet&, int, int)) {
       const auto element = [&net, b](int k, int n) { return b(net, k, n); };
       layer.hi = course::DeviceBuffer<float4>(ladder::tf32::tf32_fragments(ksteps, ntiles, element, false));
-      if constexpr (Precision::kSplit)
+      if (split_)
         layer.lo = course::DeviceBuffer<float4>(ladder::tf32::tf32_fragments(ksteps, ntiles, element, true));
     };
     upload(conv1_, tc::kConv1KSteps, 1, tc::conv1_b);
@@ -54,7 +56,8 @@ class Tf32LeNet : public ladder::Rung {
     fc3_bias_ = course::DeviceBuffer<float>(tc::padded_bias(net.fc3_bias, 8 * tc::kFc3NTiles));
 
     // 99.25 KB per block, two blocks per SM: both need the largest shared-memory carveout.
-    const Kernel kernel = ladder::tf32::lenet_tf32<Precision>;
+    kernel_ = choose_kernel_();
+    const Kernel kernel = kernel_;
     const int shared_bytes = static_cast<int>(sizeof(ladder::tf32::SharedTiles));
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes));
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
@@ -83,15 +86,15 @@ class Tf32LeNet : public ladder::Rung {
     const ladder::tf32::Weights weights{conv1_.fragments(), conv1_bias_.get(), conv2_.fragments(), conv2_bias_.get(),
                                         fc1_.fragments(),   fc1_bias_.get(),   fc2_.fragments(),   fc2_bias_.get(),
                                         fc3_.fragments(),   fc3_bias_.get()};
-    ladder::tf32::lenet_tf32<Precision><<<blocks, ladder::tf32::kThreads, sizeof(ladder::tf32::SharedTiles), stream>>>(
-        d_images, n, per_block, weights, d_logits, d_labels);
+    kernel_<<<blocks, ladder::tf32::kThreads, sizeof(ladder::tf32::SharedTiles), stream>>>(d_images, n, per_block,
+                                                                                         weights, d_logits, d_labels);
     CUDA_CHECK_LAST_LAUNCH();
   }
 
   /// Rung 15 (one TF32 product: 11 significant bits, as FP16) is checked on accuracy; rung 16
   /// (three products: about FP32's 24 bits) must pass the FP32 check, identical labels and logits
   /// within 1e-3 of the golden network.
-  bool reduced_precision() const override { return !Precision::kSplit; }
+  bool reduced_precision() const override { return !split_; }
 
   std::string unsupported_reason() const override {
     int device = 0, major = 0;
@@ -102,10 +105,13 @@ class Tf32LeNet : public ladder::Rung {
 
  private:
   struct Layer {
-    course::DeviceBuffer<float4> hi, lo;  // lo stays empty for one product
-    ladder::tf32::Fragments fragments() const { return {hi.get(), Precision::kSplit ? lo.get() : nullptr}; }
+    course::DeviceBuffer<float4> hi, lo;  // lo stays empty for one product (its get() is then null)
+    ladder::tf32::Fragments fragments() const { return {hi.get(), lo.get()}; }
   };
   std::string name_;
+  bool split_;
+  std::function<Kernel()> choose_kernel_;
+  Kernel kernel_ = nullptr;
   Layer conv1_, conv2_, fc1_, fc2_, fc3_;
   course::DeviceBuffer<float> conv1_bias_, conv2_bias_, fc1_bias_, fc2_bias_, fc3_bias_;
   int resident_blocks_ = 0;

@@ -1,8 +1,8 @@
 // Rungs 15 and 16's kernel: rung 12's whole network in one kernel (12_tensor_cores_kernels.cuh:
 // the same GEMMs, k-orders, jobs and epilogues) with FP32 activations and TF32 tensor cores,
 // mma.sync m16n8k8 (TF32 inputs, FP32 accumulation). The arithmetic is a template parameter:
-// OneTf32 (rung 15) multiplies operands rounded to TF32; ThreeTf32 (rung 16) splits each operand
-// into two TF32 parts and adds three products.
+// OneTf32 (rung 15) multiplies operands rounded to TF32; ThreeTf32<> (rung 16) splits each
+// operand into two TF32 parts and adds three products.
 //
 // The fragment layouts of m16n8k8 with .tf32 inputs (PTX ISA, "Matrix Fragments for mma.m16n8k8"),
 // per lane with g = lane / 4 and t = lane % 4, one value per 32-bit register:
@@ -84,6 +84,14 @@ __device__ __forceinline__ float round_tf32(float x) {
   return __uint_as_float(bits & 0xffffe000u);
 }
 
+/// The same rounding in two integer instructions (add half a unit of the last kept bit, clear the
+/// 13 low bits), bit for bit the same as round_tf32 for every finite x (lab07_mma_selftest checks
+/// that on the GPU). ThreeTf32 splits every activation it loads, twice per value, so by default its
+/// inner loop uses this: plain integer ops, whatever cvt.rna compiles to.
+__device__ __forceinline__ float round_tf32_int(float x) {
+  return __uint_as_float((__float_as_uint(x) + 0x1000u) & 0xffffe000u);
+}
+
 /// D += A * B on the tensor cores, one warp: A 16x8 TF32, B 8x8 TF32, D 16x8 FP32.
 __device__ __forceinline__ void mma_16x8x8(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0,
                                            std::uint32_t b1) {
@@ -116,6 +124,10 @@ struct OneTf32 {
   }
 };
 
+/// How ThreeTf32 rounds the activations it splits in its inner loop (the same bits either way):
+/// two integer ops (round_tf32_int, the default) or cvt.rna (COURSE_LADDER_3XTF32_ROUNDING=cvt).
+enum class SplitRounding { integer, cvt };
+
 /// Rung 16: x = hi + lo with hi = tf32(x), lo = tf32(x - hi) (x - hi is exact in FP32), and
 /// a * b ~ a_hi b_hi + a_hi b_lo + a_lo b_hi: what is dropped, a_lo b_lo and the rounding of the
 /// lo parts, is about 2^-22 of a * b, FP32's own precision. Activations stay FP32 in shared memory
@@ -123,19 +135,28 @@ struct OneTf32 {
 /// The two small products go into the accumulator first: an addition's rounding error is relative
 /// to its result, so adding small terms while the sum is still small (the first steps, or where
 /// the sum has cancelled) loses less than adding them to the sum after the large product.
+template <SplitRounding kRounding = SplitRounding::integer>
 struct ThreeTf32 {
   static constexpr bool kSplit = true;
-  static constexpr int kConv2Unroll = tc::kConv2KSteps;  // unrolled fully: fewer spills here
+  // conv2's k-loop unrolled as far as spills least (ptxas -v, sm_90: 64 and 40 bytes).
+  static constexpr int kConv2Unroll = kRounding == SplitRounding::integer ? 1 : tc::kConv2KSteps;
   __device__ static float store(float x) { return x; }
+  __device__ static float round(float x) {
+    if constexpr (kRounding == SplitRounding::integer) {
+      return round_tf32_int(x);
+    } else {
+      return round_tf32(x);
+    }
+  }
   __device__ static void mma(float (&d)[4], float a0, float a1, float a2, float a3, const float (&b_hi)[2],
                              const float (&b_lo)[2]) {
     const float x[4] = {a0, a1, a2, a3};
     std::uint32_t hi[4], lo[4];
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-      const float h = round_tf32(x[i]);
+      const float h = round(x[i]);
       hi[i] = __float_as_uint(h);
-      lo[i] = __float_as_uint(round_tf32(x[i] - h));
+      lo[i] = __float_as_uint(round(x[i] - h));
     }
     const std::uint32_t bh0 = __float_as_uint(b_hi[0]), bh1 = __float_as_uint(b_hi[1]);
     mma_16x8x8(d, lo, bh0, bh1);                                            // a_lo * b_hi

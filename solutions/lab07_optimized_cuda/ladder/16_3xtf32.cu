@@ -7,17 +7,33 @@
 // TF32 products still beat the FP32 CUDA cores' floor (0.125 ms for 10,000 images on the H100).
 //
 // The weights' hi and lo parts are computed once in prepare(); the activations stay FP32 in
-// shared memory and are split in registers as the fragments are loaded (two cvt.rna and a
+// shared memory and are split in registers as the fragments are loaded (two roundings and a
 // subtraction per value, instead of twice the shared-memory bytes). The small products go into
 // the accumulator first (15_tf32_kernels.cuh, ThreeTf32, says why). Kernel and class: rung 15's.
+// COURSE_LADDER_3XTF32_ROUNDING=cvt (environment) splits with cvt.rna instead of two integer ops:
+// the same bits, possibly another speed.
+#include <cstdlib>
+#include <string>
+
 #include "15_tf32.cuh"
+#include "course/error.hpp"
 #include "ladder.hpp"
 
 namespace {
 
-class ThreeTf32Rung : public Tf32LeNet<ladder::tf32::ThreeTf32> {
+namespace tf = ladder::tf32;
+
+Tf32LeNet::Kernel split_kernel() {
+  const char* knob = std::getenv("COURSE_LADDER_3XTF32_ROUNDING");
+  const std::string rounding = knob != nullptr && *knob != '\0' ? knob : "int";
+  if (rounding == "int") return tf::lenet_tf32<tf::ThreeTf32<tf::SplitRounding::integer>>;
+  if (rounding == "cvt") return tf::lenet_tf32<tf::ThreeTf32<tf::SplitRounding::cvt>>;
+  throw course::Error("COURSE_LADDER_3XTF32_ROUNDING must be int or cvt, got '" + rounding + "'");
+}
+
+class ThreeTf32Rung : public Tf32LeNet {
  public:
-  ThreeTf32Rung() : Tf32LeNet<ladder::tf32::ThreeTf32>(16) {}
+  ThreeTf32Rung() : Tf32LeNet(16, true, split_kernel) {}
 };
 
 }  // namespace

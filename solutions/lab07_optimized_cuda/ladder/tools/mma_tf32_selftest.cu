@@ -2,12 +2,13 @@
 // layout would break, each checked on the GPU against a CPU product, so that a layout mistake is
 // reported with its coordinates here instead of as a failed accuracy check in lab07_ladder.
 //
-//   1. cvt.rna.tf32.f32 on the GPU gives the same bits as round_tf32_host (prepare() rounds the
-//      weights on the host, the kernel rounds the activations on the GPU)
+//   1. cvt.rna.tf32.f32 (round_tf32) and its integer version (round_tf32_int) on the GPU give the
+//      same bits as round_tf32_host (prepare() rounds the weights on the host, the kernel rounds
+//      the activations on the GPU)
 //   2. one raw mma.sync m16n8k8 TF32 (mma_16x8x8) with A and B loaded by the PTX ISA's layout:
 //      B = identity shows where each A element lands, A = stacked identities where each B element
 //      lands, then a full product of small integers (exact)
-//   3. mma_k16<OneTf32> and mma_k16<ThreeTf32> as the kernel calls them: A from rung 12's float2
+//   3. mma_k16<OneTf32> and mma_k16<ThreeTf32<>> as the kernel calls them: A from rung 12's float2
 //      pair words, B from tf32_fragments(); exact on integers, then the error of one and of three
 //      products on random FP32 values (TF32: ~1e-4 of the scale; 3xTF32: ~1e-7)
 //   4. the two network kernels on this GPU: registers, spills, blocks per SM
@@ -29,6 +30,8 @@
 namespace {
 
 namespace tf = ladder::tf32;
+using Split = tf::ThreeTf32<tf::SplitRounding::integer>;
+using SplitCvt = tf::ThreeTf32<tf::SplitRounding::cvt>;
 
 #define SELFTEST_CUDA(call)                                                                        \
   do {                                                                                             \
@@ -65,9 +68,13 @@ __device__ void store_d(const float (&d)[4], float* out, int g, int t) {
 
 // ---- 1. rounding -----------------------------------------------------------------------------
 
+/// out[i] = cvt.rna (round_tf32), out[n + i] = the integer version (round_tf32_int).
 __global__ void round_kernel(const float* in, float* out, int n) {
   const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  if (i < n) out[i] = tf::round_tf32(in[i]);
+  if (i < n) {
+    out[i] = tf::round_tf32(in[i]);
+    out[n + i] = tf::round_tf32_int(in[i]);
+  }
 }
 
 bool check_rounding() {
@@ -88,24 +95,25 @@ bool check_rounding() {
   const int n = static_cast<int>(values.size());
   float* d_in = to_device(values);
   float* d_out = nullptr;
-  SELFTEST_CUDA(cudaMalloc(&d_out, values.size() * sizeof(float)));
+  SELFTEST_CUDA(cudaMalloc(&d_out, 2 * values.size() * sizeof(float)));
   round_kernel<<<(n + 255) / 256, 256>>>(d_in, d_out, n);
   SELFTEST_CUDA(cudaGetLastError());
-  const std::vector<float> got = to_host(d_out, values.size());
+  const std::vector<float> got = to_host(d_out, 2 * values.size());
   int wrong = 0;
-  for (int i = 0; i < n; ++i) {
-    const float want = tf::round_tf32_host(values[i]);
+  for (int i = 0; i < 2 * n; ++i) {
+    const float want = tf::round_tf32_host(values[i % n]);
     std::uint32_t a = 0, b = 0, x = 0;
     std::memcpy(&a, &got[i], 4);
     std::memcpy(&b, &want, 4);
-    std::memcpy(&x, &values[i], 4);
+    std::memcpy(&x, &values[i % n], 4);
     if (a != b && wrong++ < 5)
-      std::printf("    x = %.9g (0x%08x): GPU cvt.rna 0x%08x, host 0x%08x\n", values[i], x, a, b);
+      std::printf("    x = %.9g (0x%08x): GPU %s 0x%08x, host 0x%08x\n", values[i % n], x,
+                  i < n ? "round_tf32 (cvt.rna)" : "round_tf32_int", a, b);
   }
   cudaFree(d_in);
   cudaFree(d_out);
-  std::printf("%s 1. cvt.rna.tf32.f32 == round_tf32_host on %d values (%d differ)\n", wrong ? "FAIL" : "ok  ", n,
-              wrong);
+  std::printf("%s 1. round_tf32 (cvt.rna.tf32.f32) and round_tf32_int == round_tf32_host on %d values (%d differ)\n",
+              wrong ? "FAIL" : "ok  ", n, wrong);
   return wrong == 0;
 }
 
@@ -246,15 +254,17 @@ bool check_k16() {
   reference();
   ok = compare_exact("3a. mma_k16<OneTf32> (pair words, tf32_fragments), integers", k16_product<tf::OneTf32>(a, b),
                      want, {}, 1, "") && ok;
-  ok = compare_exact("3b. mma_k16<ThreeTf32>, integers", k16_product<tf::ThreeTf32>(a, b), want, {}, 1, "") && ok;
+  ok = compare_exact("3b. mma_k16<ThreeTf32<integer>>, integers", k16_product<Split>(a, b), want, {}, 1, "") && ok;
+  ok = compare_exact("3b. mma_k16<ThreeTf32<cvt>>, integers", k16_product<SplitCvt>(a, b), want, {}, 1, "") && ok;
 
   // Random FP32 values: the error relative to sum_k |a b| of each output (its scale).
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  double worst[2] = {0.0, 0.0};
+  double worst[3] = {0.0, 0.0, 0.0};
   for (int trial = 0; trial < 20; ++trial) {
     for (float& x : a) x = uniform(rng);
     for (float& x : b) x = uniform(rng);
-    const std::vector<float> got[2] = {k16_product<tf::OneTf32>(a, b), k16_product<tf::ThreeTf32>(a, b)};
+    const std::vector<float> got[3] = {k16_product<tf::OneTf32>(a, b), k16_product<Split>(a, b),
+                                       k16_product<SplitCvt>(a, b)};
     for (int m = 0; m < 16; ++m)
       for (int n = 0; n < 8; ++n) {
         double exact = 0.0, scale = 0.0;
@@ -262,18 +272,18 @@ bool check_k16() {
           exact += double(a[m * 16 + k]) * double(b[k * 8 + n]);
           scale += std::fabs(double(a[m * 16 + k]) * double(b[k * 8 + n]));
         }
-        for (int v = 0; v < 2; ++v) worst[v] = std::max(worst[v], std::fabs(got[v][m * 8 + n] - exact) / scale);
+        for (int v = 0; v < 3; ++v) worst[v] = std::max(worst[v], std::fabs(got[v][m * 8 + n] - exact) / scale);
       }
   }
   // One product: each operand rounded by <= 2^-11, so a product is off by <= ~2^-10 of itself.
   // Three products: the dropped terms are a few 2^-22 at worst, plus the roundings of six
   // accumulations (2^-24 each, or 2^-23 if the tensor cores truncate): typically ~1e-7.
-  const bool one_ok = worst[0] <= std::ldexp(1.0, -10), three_ok = worst[1] <= 4e-6;
+  const bool one_ok = worst[0] <= std::ldexp(1.0, -10), three_ok = std::max(worst[1], worst[2]) <= 4e-6;
   std::printf("%s 3c. random FP32: max |D - exact| / sum|a b| = %.2e with one TF32 product (bound 2^-10 = 9.8e-4)\n",
               one_ok ? "ok  " : "FAIL", worst[0]);
-  std::printf("%s 3d. random FP32: max |D - exact| / sum|a b| = %.2e with three (3xTF32; bound 4e-6, FP32 eps "
-              "6.0e-8)\n",
-              three_ok ? "ok  " : "FAIL", worst[1]);
+  std::printf("%s 3d. random FP32: max |D - exact| / sum|a b| = %.2e / %.2e with three (3xTF32, integer / cvt "
+              "split; bound 4e-6, FP32 eps 6.0e-8)\n",
+              three_ok ? "ok  " : "FAIL", worst[1], worst[2]);
   return ok && one_ok && three_ok;
 }
 
@@ -291,7 +301,7 @@ void report_kernel(const char* name) {
   int per_sm = 0;
   SELFTEST_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, tf::kThreads,
                                                              static_cast<std::size_t>(shared_bytes)));
-  std::printf("     4. %-22s %d registers, %zu bytes local (spills), %d B shared per block, %d blocks of %d "
+  std::printf("     4. %-24s %d registers, %zu bytes local (spills), %d B shared per block, %d blocks of %d "
               "threads per SM\n",
               name, attributes.numRegs, attributes.localSizeBytes, shared_bytes, per_sm, tf::kThreads);
 }
@@ -314,8 +324,9 @@ int main() {
   bool ok = check_rounding();
   ok = check_raw_layout() && ok;
   ok = check_k16() && ok;
-  report_kernel<tf::OneTf32>("lenet_tf32<OneTf32>");
-  report_kernel<tf::ThreeTf32>("lenet_tf32<ThreeTf32>");
+  report_kernel<tf::OneTf32>("rung 15");
+  report_kernel<Split>("rung 16 (integer split)");
+  report_kernel<SplitCvt>("rung 16 (cvt split)");
   std::printf(ok ? "all checks passed\n" : "a check FAILED\n");
   return ok ? 0 : 1;
 }
