@@ -31,6 +31,9 @@
 // per SM, as rung 12 (with the 228 KB carveout). The row strides keep rung 12's values in float2
 // units; an LDS.64 is served per half-warp, and stride mod 16 = 12 or 4 puts a half-warp's 16
 // float2 (4 rows x 4 consecutive) in distinct bank pairs.
+// Registers: __launch_bounds__(256, 2) allows 128; ptxas (sm_90, CUDA 13.0) uses all of them and
+// spills 24 bytes (rung 15), 64 (rung 16, integer split) or 40 (cvt split), with conv2's k-loop
+// unrolled as far as spills least (kConv2Unroll). lab07_mma_selftest prints them for the GPU.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -283,8 +286,9 @@ __device__ __forceinline__ void conv1_relu_pool(const float* padded, float2* poo
     for (int ks = 0; ks < tc::kConv1KSteps; ++ks) {
       const int k0 = tap[ks][0], k8 = tap[ks][1];
       // Row g (column 2g) of pair j is {p[0], p[1]}; row g + 8 (column 2g + 1) is {p[1], p[2]}.
-      const float2 a_top[4] = {make_float2(top_row[k0], top_row[k0 + 1]), make_float2(top_row[k0 + 1], top_row[k0 + 2]),
-                               make_float2(top_row[k8], top_row[k8 + 1]), make_float2(top_row[k8 + 1], top_row[k8 + 2])};
+      const float2 a_top[4] = {
+          make_float2(top_row[k0], top_row[k0 + 1]), make_float2(top_row[k0 + 1], top_row[k0 + 2]),
+          make_float2(top_row[k8], top_row[k8 + 1]), make_float2(top_row[k8 + 1], top_row[k8 + 2])};
       const float2 a_bottom[4] = {
           make_float2(bottom_row[k0], bottom_row[k0 + 1]), make_float2(bottom_row[k0 + 1], bottom_row[k0 + 2]),
           make_float2(bottom_row[k8], bottom_row[k8 + 1]), make_float2(bottom_row[k8 + 1], bottom_row[k8 + 2])};

@@ -36,7 +36,9 @@ inline float conv2_b(const lab04::FoldedLeNet& net, int k, int n) {
 }
 
 /// fc1: the kernel's k = 16 * pooled pixel + channel; PyTorch's flatten index is 25 * channel + pixel.
-inline float fc1_b(const lab04::FoldedLeNet& net, int k, int n) { return element(net.fc1_weight, n, (k % 16) * 25 + k / 16); }
+inline float fc1_b(const lab04::FoldedLeNet& net, int k, int n) {
+  return element(net.fc1_weight, n, (k % 16) * 25 + k / 16);
+}
 
 inline float fc2_b(const lab04::FoldedLeNet& net, int k, int n) {
   return (k < course::lenet::kFc1Out && n < course::lenet::kFc2Out) ? element(net.fc2_weight, n, k) : 0.0f;
