@@ -115,7 +115,7 @@ struct BFragment {
 };
 
 /// Rung 15: one product of TF32 operands. Activations are rounded once, when they are stored
-/// (by the epilogues), weights once in prepare(): the inner loops only load and multiply.
+/// (stage_image and the epilogues), weights once in prepare(): the inner loops load and multiply.
 struct OneTf32 {
   static constexpr bool kSplit = false;
   static constexpr int kConv2Unroll = 2;  // conv2's k-loop: fewer spills than unrolled fully (ptxas -v)
