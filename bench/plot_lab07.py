@@ -56,9 +56,12 @@ WHAT_CHANGED = {
     12: "tensor cores: implicit-GEMM convolutions, reduced precision",
     13: "one image spread over a thread-block cluster (latency; large batches: rung 09)",
     14: "rung 12's network behind rung 10's pinned-memory pipeline (matters in host mode)",
+    15: "rung 12 in TF32: FP32 activations, `mma.sync` m16n8k8 (FP16's 10 fraction bits)",
+    16: "3xTF32: split operands, three TF32 products per step, FP32 accuracy",
 }
-# Rungs that compute in FP16 on tensor cores: their "% of FP32 peak" would compare apples with pears.
-REDUCED_PRECISION_RUNGS = {12, 14}
+# Rungs that compute on tensor cores, and in what: their "% of FP32 peak" would compare apples with
+# pears. (Rung 16 is checked as an FP32 rung, but its arithmetic is the tensor cores'.)
+TENSOR_CORE_ARITHMETIC = {12: "FP16", 14: "FP16", 15: "TF32", 16: "3xTF32"}
 
 HALO = ' stroke="#ffffff" stroke-width="3" paint-order="stroke"'  # keeps a label readable over a line
 
@@ -471,8 +474,8 @@ def ladder_table(rows, batch):
         over_naive = fmt_factor(naive.median_ms / row.median_ms) if naive else "—"
         gflops = row.gflop_per_s if row.gflop_per_s is not None else FLOPS_PER_IMAGE * batch / row.median_ms / 1e6
         peak = f"{row.percent_peak:.1f} %" if row.percent_peak is not None else "—"
-        if version in REDUCED_PRECISION_RUNGS:
-            peak = "— (FP16)"
+        if version in TENSOR_CORE_ARITHMETIC:
+            peak = f"— ({TENSOR_CORE_ARITHMETIC[version]})"
         what = WHAT_CHANGED.get(version, row.name)
         lines.append(f"| {version:02d} `{row.name}` | {what} | {fmt_ms(row.median_ms)} | {over_previous} | "
                      f"{over_naive} | {gflops:,.0f} | {peak} |")

@@ -21,6 +21,7 @@
 #include "course/lenet.hpp"
 #include "ladder.hpp"
 #include "rung_support.hpp"
+#include "tensor_core_weights.cuh"
 
 namespace {
 
@@ -44,50 +45,26 @@ std::vector<uint2> b_fragments(int ksteps, int ntiles, const std::function<float
   return frags;
 }
 
-/// Element (row, col) of a 2-D [rows, cols] weight tensor.
-float element(const course::Tensor& w, int row, int col) {
-  return w[static_cast<std::size_t>(row) * static_cast<std::size_t>(w.dim(1)) + static_cast<std::size_t>(col)];
-}
-
-/// A bias zero-padded to `padded` entries (padded output columns then compute exactly zero).
-std::vector<float> padded_bias(const course::Tensor& bias, int padded) {
-  std::vector<float> out(static_cast<std::size_t>(padded), 0.0f);
-  std::copy(bias.values().begin(), bias.values().end(), out.begin());
-  return out;
-}
-
 class TensorCoreLeNet : public ladder::Rung {
  public:
   void prepare(const lab04::FoldedLeNet& net, int max_batch) override {
     if (max_batch < 1) throw course::Error("rung 12: max_batch must be >= 1, got " + std::to_string(max_batch));
     ladder::support::DeviceWeights::check_shapes(net);
 
-    // conv1: k = 2j + e, pair j = 3r + u covers taps (r, 2u) and (r, 2u + 1); tap s = 5 and pair 15
-    // are padding. n = output channel (6 of 8).
-    conv1_ = course::DeviceBuffer<uint2>(b_fragments(tc::kConv1KSteps, 1, [&](int k, int n) {
-      const int j = k / 2, r = j / 3, s = 2 * (j % 3) + k % 2;
-      return (j < tc::kConv1TapPairs && s < ln::kKernel && n < ln::kConv1Out) ? net.conv1_weight.at(n, 0, r, s) : 0.0f;
-    }));
-    // conv2: pair j = (5r + s) * 3 + cp covers input channels 2cp and 2cp + 1 at tap (r, s).
-    conv2_ = course::DeviceBuffer<uint2>(b_fragments(tc::kConv2KSteps, tc::kConv2NTiles, [&](int k, int n) {
-      const int j = k / 2, r = j / 15, s = (j / 3) % 5, c = 2 * (j % 3) + k % 2;
-      return j < tc::kConv2TapPairs ? net.conv2_weight.at(n, c, r, s) : 0.0f;
-    }));
-    // fc1: the kernel's k = 16 * pooled pixel + channel; PyTorch's flatten index is 25 * channel + pixel.
-    fc1_ = course::DeviceBuffer<uint2>(b_fragments(tc::kFc1KSteps, tc::kFc1NTiles, [&](int k, int n) {
-      return element(net.fc1_weight, n, (k % 16) * 25 + k / 16);
-    }));
-    fc2_ = course::DeviceBuffer<uint2>(b_fragments(tc::kFc2KSteps, tc::kFc2NTiles, [&](int k, int n) {
-      return (k < ln::kFc1Out && n < ln::kFc2Out) ? element(net.fc2_weight, n, k) : 0.0f;
-    }));
-    fc3_ = course::DeviceBuffer<uint2>(b_fragments(tc::kFc3KSteps, tc::kFc3NTiles, [&](int k, int n) {
-      return (k < ln::kFc2Out && n < ln::kNumClasses) ? element(net.fc3_weight, n, k) : 0.0f;
-    }));
-    conv1_bias_ = course::DeviceBuffer<float>(padded_bias(net.conv1_bias, 8));
-    conv2_bias_ = course::DeviceBuffer<float>(padded_bias(net.conv2_bias, 16));
-    fc1_bias_ = course::DeviceBuffer<float>(padded_bias(net.fc1_bias, 8 * tc::kFc1NTiles));
-    fc2_bias_ = course::DeviceBuffer<float>(padded_bias(net.fc2_bias, 8 * tc::kFc2NTiles));
-    fc3_bias_ = course::DeviceBuffer<float>(padded_bias(net.fc3_bias, 8 * tc::kFc3NTiles));
+    // Each layer's B[k][n] in the kernel's k-order (tensor_core_weights.cuh).
+    const auto layer = [&net](float (*b)(const lab04::FoldedLeNet&, int, int)) {
+      return [&net, b](int k, int n) { return b(net, k, n); };
+    };
+    conv1_ = course::DeviceBuffer<uint2>(b_fragments(tc::kConv1KSteps, 1, layer(tc::conv1_b)));
+    conv2_ = course::DeviceBuffer<uint2>(b_fragments(tc::kConv2KSteps, tc::kConv2NTiles, layer(tc::conv2_b)));
+    fc1_ = course::DeviceBuffer<uint2>(b_fragments(tc::kFc1KSteps, tc::kFc1NTiles, layer(tc::fc1_b)));
+    fc2_ = course::DeviceBuffer<uint2>(b_fragments(tc::kFc2KSteps, tc::kFc2NTiles, layer(tc::fc2_b)));
+    fc3_ = course::DeviceBuffer<uint2>(b_fragments(tc::kFc3KSteps, tc::kFc3NTiles, layer(tc::fc3_b)));
+    conv1_bias_ = course::DeviceBuffer<float>(tc::padded_bias(net.conv1_bias, 8));
+    conv2_bias_ = course::DeviceBuffer<float>(tc::padded_bias(net.conv2_bias, 16));
+    fc1_bias_ = course::DeviceBuffer<float>(tc::padded_bias(net.fc1_bias, 8 * tc::kFc1NTiles));
+    fc2_bias_ = course::DeviceBuffer<float>(tc::padded_bias(net.fc2_bias, 8 * tc::kFc2NTiles));
+    fc3_bias_ = course::DeviceBuffer<float>(tc::padded_bias(net.fc3_bias, 8 * tc::kFc3NTiles));
 
     // ~97 KB of shared memory per block: above the 48 KB default, so it has to be asked for.
     const int shared_bytes = static_cast<int>(sizeof(tc::SharedTiles));
