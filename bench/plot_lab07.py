@@ -289,7 +289,7 @@ def marker(shape, x, y, colour):
 def time_per_image_series(rows):
     """[(label, {batch: row}, colour, dash, marker shape, annotate rung numbers)] that have data."""
     series = [
-        ("CPU, 1 core (lab 04)", cpu_rows(rows), PALETTE["cpu"], "", "square", False),
+        ("CPU, 1 core (golden reference)", cpu_rows(rows), PALETTE["cpu"], "", "square", False),
         ("naive CUDA (rung 03 = lab 06)", select(rows, source="ladder", version=NAIVE_RUNG),
          PALETTE["naive"], "", "circle", False),
         ("cuDNN + cuBLAS (lab 05)", select(rows, source="cudnn"), PALETTE["cudnn"], "", "diamond", False),
@@ -488,7 +488,7 @@ def comparison_table(rows, batch):
     entries = [("cuDNN + cuBLAS (lab 05)", select(rows, source="cudnn")),
                ("PyTorch eager", torch_rows(rows, "pytorch_eager")),
                ("PyTorch, CUDA graph", torch_rows(rows, "pytorch_graph")),
-               ("CPU, 1 core (lab 04)", cpu_rows(rows))]
+               ("CPU, 1 core (golden reference)", cpu_rows(rows))]
     lines = [f"| pipeline | ms per {batch:,} | µs per image | naive's time / this |", "|---|---:|---:|---:|"]
     for label, chosen in entries:
         if batch in chosen:
