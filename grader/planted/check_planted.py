@@ -144,7 +144,7 @@ def main():
     parser.add_argument("build_dir", type=pathlib.Path)
     parser.add_argument("work_dir", type=pathlib.Path)
     parser.add_argument("--timeout", default=None,
-                        help="per-lab time limit (the infinite loop costs this much); default 15 s, or 60 s when "
+                        help="per-lab time limit (the infinite loop costs this much); default 30 s, or 60 s when "
                              "GPU labs are graded (lab 07's speed gates and sanitizers alone take 10-15 s)")
     parser.add_argument("--jobs", default="2")
     parser.add_argument("--only", action="append", default=[],
