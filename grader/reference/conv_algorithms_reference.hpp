@@ -188,7 +188,8 @@ inline course::Tensor lab08_winograd_batched_multiply(const course::Tensor& u, c
         const double a = lab08_at3(u, xi, k, c);
         for (std::int64_t t = 0; t < T; ++t) row[static_cast<std::size_t>(t)] += a * lab08_at3(v, xi, c, t);
       }
-      for (std::int64_t t = 0; t < T; ++t) lab08_at3(m, xi, k, t) = static_cast<float>(row[static_cast<std::size_t>(t)]);
+      for (std::int64_t t = 0; t < T; ++t)
+        lab08_at3(m, xi, k, t) = static_cast<float>(row[static_cast<std::size_t>(t)]);
     }
   return m;
 }

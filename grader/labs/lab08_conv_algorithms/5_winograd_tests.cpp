@@ -40,7 +40,8 @@ Tensor worked_image() {
 /// Column t of a [16, 1, T] tensor: the 16 positions of tile t.
 Tensor tile_column(const Tensor& v, std::int64_t t) {
   Tensor out(Shape{16});
-  for (std::int64_t xi = 0; xi < 16; ++xi) out[static_cast<std::size_t>(xi)] = v[static_cast<std::size_t>(xi * v.dim(2) + t)];
+  for (std::int64_t xi = 0; xi < 16; ++xi)
+    out[static_cast<std::size_t>(xi)] = v[static_cast<std::size_t>(xi * v.dim(2) + t)];
   return out;
 }
 

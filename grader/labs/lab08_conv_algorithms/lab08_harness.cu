@@ -142,7 +142,9 @@ void conv2d_im2col_gemm(const Tensor& x, const Tensor& w, const Tensor& b, int p
 namespace {
 
 /// T = N * ((H + 1) / 2) * ((W + 1) / 2): the 2x2 output tiles of a 3x3, pad-1, stride-1 convolution.
-std::int64_t winograd_tiles(std::int64_t N, std::int64_t H, std::int64_t W) { return N * ((H + 1) / 2) * ((W + 1) / 2); }
+std::int64_t winograd_tiles(std::int64_t N, std::int64_t H, std::int64_t W) {
+  return N * ((H + 1) / 2) * ((W + 1) / 2);
+}
 
 }  // namespace
 
