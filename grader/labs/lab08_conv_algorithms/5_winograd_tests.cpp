@@ -95,8 +95,9 @@ std::uint64_t check_conv_case(const std::string& what, const Tensor& x, const Te
   Tensor out = grader::poisoned(expected.shape());
   std::uint64_t workspace = 0;
   lab08_harness::conv2d_winograd(x, w, b, out, workspace);
-  lab08_tests::check_winograd_conv(what + " (x " + lab08_tests::shape_text(x) + ", w " + lab08_tests::shape_text(w) +
-                                       ", workspace " + std::to_string(workspace) + " bytes)",
+  lab08_tests::check_winograd_conv("conv2d_winograd, " + what + " (x " + lab08_tests::shape_text(x) + ", w " +
+                                       lab08_tests::shape_text(w) + ", workspace " + std::to_string(workspace) +
+                                       " bytes)",
                                    out, expected, golden::lab08_conv3x3_abs_sum(x, w, b));
   return workspace;
 }
