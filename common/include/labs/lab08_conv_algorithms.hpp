@@ -1,10 +1,11 @@
-// Lab 08 interface, part A: convolution algorithms for real networks -- the depthwise 3x3
-// convolution of MobileNetV2, im2col, a tiled SGEMM, and the convolution as im2col + GEMM.
+// Lab 08 interface, parts A and B: convolution algorithms for real networks -- the depthwise 3x3
+// convolution of MobileNetV2, im2col, a tiled SGEMM, and the convolution as im2col + GEMM (part
+// A); the 3x3 convolution by Winograd's F(2x2, 3x3) (part B).
 //
 // The lecture is lectures/08-conv-algorithms.md; the task is exercises/lab08_conv_algorithms/README.md.
-// Exercises and solutions both implement exactly these functions (depthwise.cu, im2col_gemm.cu).
-// Parts B (Winograd F(2x2,3x3)) and C (the fused inverted residual block, the whole MobileNetV2)
-// add to this header later.
+// Exercises and solutions both implement exactly these functions (depthwise.cu, im2col_gemm.cu,
+// winograd.cu). Part C (the fused inverted residual block, the whole MobileNetV2) adds to this
+// header later.
 //
 // Conventions (lab 06's): every pointer is a DEVICE pointer (d_ prefix);
 //  - activations are NCHW float32, convolution weights KCRS, matrices row-major;
@@ -97,5 +98,82 @@ std::size_t conv2d_im2col_gemm_workspace(int N, int C, int H, int W, int R, int 
 void conv2d_im2col_gemm(const float* d_input, const float* d_weight, const float* d_bias, float* d_output,
                         void* d_workspace, std::size_t workspace_bytes, int N, int C, int H, int W, int K, int R,
                         int S, int pad, int stride, cudaStream_t stream);
+
+// ---------------------------------------------------------------------------------------------
+// winograd.cu -- part B: the 3x3 convolution, pad 1, stride 1, by Winograd's F(2x2, 3x3)
+// (lecture section 5). With
+//   B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]   G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1]
+//   A^T = [1 1 1 0; 0 1 -1 -1]
+// a 2x2 block of outputs Y of one output channel is A^T [ sum_c (G g_kc G^T) (.) (B^T d_c B) ] A,
+// d_c the 4x4 input patch of channel c under the block. The output of a 3x3 convolution with pad 1
+// and stride 1 has the input's size, P = H and Q = W; it is cut into tiles of 2x2 outputs,
+//   tiles_h = (H + 1) / 2,  tiles_w = (W + 1) / 2,  T = N * tiles_h * tiles_w,
+// numbered t = (n * tiles_h + th) * tiles_w + tw. Tile (th, tw) covers output rows 2*th, 2*th+1
+// and columns 2*tw, 2*tw+1 (the second row or column lies outside the output when H or W is odd),
+// and its input patch d is input rows 2*th - 1 .. 2*th + 2, columns 2*tw - 1 .. 2*tw + 2, zeros
+// outside the image. The 16 positions of a 4x4 transform are numbered xi = 4*i + j (row i,
+// column j); each transformed tensor stores position xi's values as one contiguous matrix, so that
+// the element-wise stage is 16 independent matrix products.
+// ---------------------------------------------------------------------------------------------
+
+/// Filter transform: U = G g G^T for every filter g = weight[k, c] (3x3), stored position-major:
+///   U[xi][k][c] = (G weight[k,c] G^T)[i][j],  xi = 4*i + j,
+/// i.e. 16 row-major [K x C] matrices. d_weight [K,C,3,3]; d_U [16,K,C].
+///
+/// Throws course::Error when: a pointer is null ("d_weight", "d_U"); a size is < 1 ("K", "C");
+/// U holds more than INT_MAX elements ("too large").
+void winograd_filter_transform(const float* d_weight, float* d_U, int K, int C, cudaStream_t stream);
+
+/// Input transform: V = B^T d B for every channel c and tile t (d: the tile's 4x4 input patch of
+/// channel c, zeros outside the image), stored
+///   V[xi][c][t] = (B^T d B)[i][j],  xi = 4*i + j,
+/// i.e. 16 row-major [C x T] matrices. d_input [N,C,H,W]; d_V [16,C,T].
+///
+/// Throws course::Error when: a pointer is null ("d_input", "d_V"); a size is < 1 ("N", "C",
+/// "H", "W"); the input or V holds more than INT_MAX elements ("too large").
+void winograd_input_transform(const float* d_input, float* d_V, int N, int C, int H, int W, cudaStream_t stream);
+
+/// The element-wise stage as 16 matrix products, one per position xi:
+///   M[xi] [K x T] = U[xi] [K x C] * V[xi] [C x T],  i.e.  M[xi][k][t] = sum_c U[xi][k][c] * V[xi][c][t].
+/// d_U [16,K,C]; d_V [16,C,T]; d_M [16,K,T]. Any K, C, T >= 1 (not only multiples of a tile).
+/// d_M must not overlap d_U or d_V.
+///
+/// Throws course::Error when: a pointer is null ("d_U", "d_V", "d_M"); a size is < 1 ("K", "C",
+/// "T"); U, V or M holds more than INT_MAX elements ("too large").
+void winograd_batched_multiply(const float* d_U, const float* d_V, float* d_M, int K, int C, int T,
+                               cudaStream_t stream);
+
+/// Output transform: for every output channel k and tile t = (n, th, tw), the 2x2 block
+///   Y = A^T m A + bias[k],  m[i][j] = M[4*i + j][k][t],
+/// written to output[n, k, 2*th + a, 2*tw + b] for a, b in {0, 1} -- only the outputs inside the
+/// H x W output (an odd H or W leaves the last tile's second row or column out). The tiles are
+/// those of an N x ? x H x W input (T = N * ((H + 1) / 2) * ((W + 1) / 2)).
+/// d_M [16,K,T]; d_bias [K] or nullptr (no bias); d_output [N,K,H,W].
+///
+/// Throws course::Error when: d_M or d_output is null ("d_M", "d_output"); a size is < 1 ("N",
+/// "K", "H", "W"); M or the output holds more than INT_MAX elements ("too large").
+void winograd_output_transform(const float* d_M, const float* d_bias, float* d_output, int N, int K, int H, int W,
+                               cudaStream_t stream);
+
+/// The bytes of device scratch memory conv2d_winograd needs: the reference keeps U, V and M there,
+/// (16*K*C + 16*C*T + 16*K*T) floats. Throws course::Error on the same invalid sizes as
+/// conv2d_winograd (named the same way), so it never returns a size for an impossible call.
+std::size_t conv2d_winograd_workspace(int N, int C, int H, int W, int K);
+
+/// The 3x3 convolution with zero padding 1 and stride 1, bias added, by F(2x2, 3x3):
+///   output[n,k,p,q] = bias[k] + sum_{c,r,s} weight[k,c,r,s] * input[n,c,p-1+r,q-1+s]
+/// i.e. the filter transform, the input transform, the 16 products and the output transform in
+/// turn. (Real inference transforms the filters once per model, not on every call; here the
+/// filter transform is part of the call so that the function is a complete convolution.)
+/// d_input [N,C,H,W]; d_weight [K,C,3,3]; d_bias [K]; d_output [N,K,H,W]. d_workspace: scratch
+/// device memory of workspace_bytes bytes (garbage on entry).
+///
+/// Throws course::Error when: a pointer is null ("d_input", "d_weight", "d_bias", "d_output",
+/// "d_workspace"); a size is < 1 ("N", "C", "H", "W", "K"); workspace_bytes is smaller than
+/// conv2d_winograd_workspace(...) ("workspace too small"); the input, the weight, the output, U,
+/// V or M holds more than INT_MAX elements ("too large").
+void conv2d_winograd(const float* d_input, const float* d_weight, const float* d_bias, float* d_output,
+                     void* d_workspace, std::size_t workspace_bytes, int N, int C, int H, int W, int K,
+                     cudaStream_t stream);
 
 }  // namespace lab08

@@ -1,5 +1,5 @@
-// Lab 08's trusted harness (see lab08_harness.hpp): host tensors in, host tensors out, the
-// student's device-pointer functions in between.
+// Lab 08's trusted harness, parts A and B (see lab08_harness.hpp): host tensors in, host tensors
+// out, the student's device-pointer functions in between.
 #include "lab08_harness.hpp"
 
 #include <cuda_runtime_api.h>
@@ -135,6 +135,118 @@ void conv2d_im2col_gemm(const Tensor& x, const Tensor& w, const Tensor& b, int p
   d_out.download(out.data(), fn);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Part B: Winograd F(2x2, 3x3)
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+/// T = N * ((H + 1) / 2) * ((W + 1) / 2): the 2x2 output tiles of a 3x3, pad-1, stride-1 convolution.
+std::int64_t winograd_tiles(std::int64_t N, std::int64_t H, std::int64_t W) {
+  return N * ((H + 1) / 2) * ((W + 1) / 2);
+}
+
+}  // namespace
+
+void winograd_filter_transform(const Tensor& w, Tensor& u) {
+  require_rank(w, 4, "w");
+  require(w.dim(2) == 3 && w.dim(3) == 3, "w must be [K,C,3,3], got " + course::shape_to_string(w.shape()));
+  u.expect_shape({16, w.dim(0), w.dim(1)}, "u");
+
+  const std::string fn = "lab08::winograd_filter_transform";
+  Stream stream;
+  const auto d_w = upload(w);
+  GuardedOutput<float> d_u(u.numel());
+  lab08::winograd_filter_transform(d_w.get(), d_u.get(), as_int(w.dim(0), "K"), as_int(w.dim(1), "C"), stream.get());
+  finish(stream, fn);
+  d_w.check_unchanged(fn);
+  d_u.download(u.data(), fn);
+}
+
+void winograd_input_transform(const Tensor& x, Tensor& v) {
+  require_rank(x, 4, "x");
+  v.expect_shape({16, x.dim(1), winograd_tiles(x.dim(0), x.dim(2), x.dim(3))}, "v");
+
+  const std::string fn = "lab08::winograd_input_transform";
+  Stream stream;
+  const auto d_x = upload(x);
+  GuardedOutput<float> d_v(v.numel());
+  lab08::winograd_input_transform(d_x.get(), d_v.get(), as_int(x.dim(0), "N"), as_int(x.dim(1), "C"),
+                                  as_int(x.dim(2), "H"), as_int(x.dim(3), "W"), stream.get());
+  finish(stream, fn);
+  d_x.check_unchanged(fn);
+  d_v.download(v.data(), fn);
+}
+
+void winograd_batched_multiply(const Tensor& u, const Tensor& v, Tensor& m) {
+  require_rank(u, 3, "u");
+  require_rank(v, 3, "v");
+  require(u.dim(0) == 16 && v.dim(0) == 16 && u.dim(2) == v.dim(1),
+          "u must be [16,K,C] and v [16,C,T], got " + course::shape_to_string(u.shape()) + " and " +
+              course::shape_to_string(v.shape()));
+  m.expect_shape({16, u.dim(1), v.dim(2)}, "m");
+
+  const std::string fn = "lab08::winograd_batched_multiply";
+  Stream stream;
+  const auto d_u = upload(u), d_v = upload(v);
+  GuardedOutput<float> d_m(m.numel());
+  lab08::winograd_batched_multiply(d_u.get(), d_v.get(), d_m.get(), as_int(u.dim(1), "K"), as_int(u.dim(2), "C"),
+                                   as_int(v.dim(2), "T"), stream.get());
+  finish(stream, fn);
+  for (const auto* input : {&d_u, &d_v}) input->check_unchanged(fn);
+  d_m.download(m.data(), fn);
+}
+
+void winograd_output_transform(const Tensor& m, const Tensor& bias, int N, int H, int W, Tensor& out) {
+  require_rank(m, 3, "m");
+  require(N >= 1 && H >= 1 && W >= 1, "invalid N, H or W");
+  require(m.dim(0) == 16 && m.dim(2) == winograd_tiles(N, H, W),
+          "m must be [16,K,T] with T = " + std::to_string(winograd_tiles(N, H, W)) + ", got " +
+              course::shape_to_string(m.shape()));
+  if (bias.numel() != 0) bias.expect_shape({m.dim(1)}, "bias");
+  out.expect_shape({N, m.dim(1), H, W}, "out");
+
+  const std::string fn = "lab08::winograd_output_transform";
+  Stream stream;
+  // An empty bias means d_bias = nullptr; a one-element stand-in keeps the upload non-empty.
+  const auto d_m = upload(m), d_bias = upload(bias.numel() == 0 ? Tensor(course::Shape{1}) : bias);
+  GuardedOutput<float> d_out(out.numel());
+  lab08::winograd_output_transform(d_m.get(), bias.numel() == 0 ? nullptr : d_bias.get(), d_out.get(), N,
+                                   as_int(m.dim(1), "K"), H, W, stream.get());
+  finish(stream, fn);
+  for (const auto* input : {&d_m, &d_bias}) input->check_unchanged(fn);
+  d_out.download(out.data(), fn);
+}
+
+void conv2d_winograd(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& out, std::uint64_t& workspace_bytes) {
+  require_rank(x, 4, "x");
+  require_rank(w, 4, "w");
+  require(w.dim(1) == x.dim(1) && w.dim(2) == 3 && w.dim(3) == 3,
+          "w must be [K,C,3,3] with x's C, got " + course::shape_to_string(w.shape()));
+  b.expect_shape({w.dim(0)}, "b");
+  out.expect_shape({x.dim(0), w.dim(0), x.dim(2), x.dim(3)}, "out");
+
+  const std::string fn = "lab08::conv2d_winograd";
+  const int N = as_int(x.dim(0), "N"), C = as_int(x.dim(1), "C"), H = as_int(x.dim(2), "H"), W = as_int(x.dim(3), "W");
+  const int K = as_int(w.dim(0), "K");
+  const std::size_t needed = lab08::conv2d_winograd_workspace(N, C, H, W, K);
+  require(needed <= kMaxWorkspaceBytes, "lab08::conv2d_winograd_workspace asks for " + std::to_string(needed) +
+                                            " bytes for input " + course::shape_to_string(x.shape()) +
+                                            ": more than the harness gives (2 GiB); is the formula right?");
+  workspace_bytes = needed;
+
+  Stream stream;
+  const auto d_x = upload(x), d_w = upload(w), d_b = upload(b);
+  GuardedOutput<float> d_out(out.numel());
+  GuardedOutput<unsigned char> d_workspace(needed);  // 0xFF bytes: NaN as floats, then a guard zone
+  lab08::conv2d_winograd(d_x.get(), d_w.get(), d_b.get(), d_out.get(), d_workspace.get(), needed, N, C, H, W, K,
+                         stream.get());
+  finish(stream, fn);
+  for (const auto* input : {&d_x, &d_w, &d_b}) input->check_unchanged(fn);
+  d_workspace.check_guard(fn + " (in its workspace, past the bytes conv2d_winograd_workspace asked for)");
+  d_out.download(out.data(), fn);
+}
+
 void call_with_arguments(const std::string& function, const std::vector<int>& sizes, const std::string& null_argument) {
   constexpr std::size_t kScratch = 1 << 16;
   course::DeviceBuffer<float> a(kScratch), b(kScratch), c(kScratch), d(kScratch);
@@ -188,6 +300,43 @@ void call_with_arguments(const std::string& function, const std::vector<int>& si
     void* d_workspace = null_argument == "d_workspace" ? nullptr : static_cast<void*>(workspace.get());
     lab08::conv2d_im2col_gemm(ptr("d_input", a), ptr("d_weight", b), ptr("d_bias", c), ptr("d_output", d), d_workspace,
                               claimed, s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], stream.get());
+  } else if (function == "winograd_filter_transform") {
+    need(2);
+    lab08::winograd_filter_transform(ptr("d_weight", a), ptr("d_U", d), s[0], s[1], stream.get());
+  } else if (function == "winograd_input_transform") {
+    need(4);
+    lab08::winograd_input_transform(ptr("d_input", a), ptr("d_V", d), s[0], s[1], s[2], s[3], stream.get());
+  } else if (function == "winograd_batched_multiply") {
+    need(3);
+    lab08::winograd_batched_multiply(ptr("d_U", a), ptr("d_V", b), ptr("d_M", d), s[0], s[1], s[2], stream.get());
+  } else if (function == "winograd_output_transform") {
+    need(4);
+    lab08::winograd_output_transform(ptr("d_M", a), ptr("d_bias", c), ptr("d_output", d), s[0], s[1], s[2], s[3],
+                                     stream.get());
+  } else if (function == "conv2d_winograd_workspace") {
+    need(5);
+    (void)lab08::conv2d_winograd_workspace(s[0], s[1], s[2], s[3], s[4]);
+  } else if (function == "conv2d_winograd") {
+    need(6);
+    // As for conv2d_im2col_gemm: the student's own workspace size minus short_by, or a scratch
+    // buffer's size when the query itself rejects the sizes.
+    constexpr std::size_t kScratchBytes = std::size_t{1} << 20;
+    std::size_t needed = kScratchBytes;
+    try {
+      needed = lab08::conv2d_winograd_workspace(s[0], s[1], s[2], s[3], s[4]);
+    } catch (const course::NotImplemented&) {
+      throw;
+    } catch (const course::Error&) {
+      needed = kScratchBytes;
+    }
+    const auto short_by = static_cast<std::size_t>(std::max(s[5], 0));
+    const std::size_t claimed = needed > short_by ? needed - short_by : 0;
+    course::DeviceBuffer<unsigned char> workspace(std::max<std::size_t>(std::min(claimed, kScratchBytes), 1));
+    workspace.fill_bytes(0xFF);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    void* d_workspace = null_argument == "d_workspace" ? nullptr : static_cast<void*>(workspace.get());
+    lab08::conv2d_winograd(ptr("d_input", a), ptr("d_weight", b), ptr("d_bias", c), ptr("d_output", d), d_workspace,
+                           claimed, s[0], s[1], s[2], s[3], s[4], stream.get());
   } else {
     require(false, "unknown function '" + function + "'");
   }

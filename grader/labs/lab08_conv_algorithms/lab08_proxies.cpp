@@ -23,6 +23,28 @@ void conv2d_im2col_gemm(const course::Tensor& x, const course::Tensor& w, const 
   COURSE_RPC_FORWARD(lab08_harness::conv2d_im2col_gemm, x, w, b, pad, stride, out, workspace_bytes);
 }
 
+void winograd_filter_transform(const course::Tensor& w, course::Tensor& u) {
+  COURSE_RPC_FORWARD(lab08_harness::winograd_filter_transform, w, u);
+}
+
+void winograd_input_transform(const course::Tensor& x, course::Tensor& v) {
+  COURSE_RPC_FORWARD(lab08_harness::winograd_input_transform, x, v);
+}
+
+void winograd_batched_multiply(const course::Tensor& u, const course::Tensor& v, course::Tensor& m) {
+  COURSE_RPC_FORWARD(lab08_harness::winograd_batched_multiply, u, v, m);
+}
+
+void winograd_output_transform(const course::Tensor& m, const course::Tensor& bias, int N, int H, int W,
+                               course::Tensor& out) {
+  COURSE_RPC_FORWARD(lab08_harness::winograd_output_transform, m, bias, N, H, W, out);
+}
+
+void conv2d_winograd(const course::Tensor& x, const course::Tensor& w, const course::Tensor& b, course::Tensor& out,
+                     std::uint64_t& workspace_bytes) {
+  COURSE_RPC_FORWARD(lab08_harness::conv2d_winograd, x, w, b, out, workspace_bytes);
+}
+
 void call_with_arguments(const std::string& function, const std::vector<int>& sizes, const std::string& null_argument) {
   COURSE_RPC_FORWARD(lab08_harness::call_with_arguments, function, sizes, null_argument);
 }
