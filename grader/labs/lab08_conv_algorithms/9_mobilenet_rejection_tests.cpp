@@ -132,9 +132,10 @@ TEST_CASE("rejects: MobileNetV2 -- every wrong tensor of the folded network, nam
     expect_named(prefix + "depthwise_weight", [&](lab08::FoldedMobileNet& n) { wrong(n.blocks[i].depthwise_weight); });
     expect_named(prefix + "depthwise_bias", [&](lab08::FoldedMobileNet& n) { wrong(n.blocks[i].depthwise_bias); });
     expect_named(prefix + "project_weight", [&](lab08::FoldedMobileNet& n) {
-      // the transpose: [hidden, out] instead of [out, hidden]
+      // the transpose [hidden, out] instead of [out, hidden] (block 0 is square: one column more)
       const auto& w = n.blocks[i].project_weight;
-      n.blocks[i].project_weight = course::Tensor(course::Shape{w.dim(1), w.dim(0)});
+      n.blocks[i].project_weight = course::Tensor(w.dim(0) == w.dim(1) ? course::Shape{w.dim(0), w.dim(1) + 1}
+                                                                        : course::Shape{w.dim(1), w.dim(0)});
     });
     expect_named(prefix + "project_bias", [&](lab08::FoldedMobileNet& n) { wrong(n.blocks[i].project_bias); });
   }
