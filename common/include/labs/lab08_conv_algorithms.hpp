@@ -1,11 +1,11 @@
-// Lab 08 interface, parts A and B: convolution algorithms for real networks -- the depthwise 3x3
-// convolution of MobileNetV2, im2col, a tiled SGEMM, and the convolution as im2col + GEMM (part
-// A); the 3x3 convolution by Winograd's F(2x2, 3x3) (part B).
+// Lab 08 interface: convolution algorithms for real networks -- the depthwise 3x3 convolution of
+// MobileNetV2, im2col, a tiled SGEMM, and the convolution as im2col + GEMM (part A); the 3x3
+// convolution by Winograd's F(2x2, 3x3) (part B); the inverted residual block and the whole
+// MobileNetV2 (part C).
 //
 // The lecture is lectures/08-conv-algorithms.md; the task is exercises/lab08_conv_algorithms/README.md.
 // Exercises and solutions both implement exactly these functions (depthwise.cu, im2col_gemm.cu,
-// winograd.cu). Part C (the fused inverted residual block, the whole MobileNetV2) adds to this
-// header later.
+// winograd.cu, inverted_residual.cu, mobilenet.cu).
 //
 // Conventions (lab 06's): every pointer is a DEVICE pointer (d_ prefix);
 //  - activations are NCHW float32, convolution weights KCRS, matrices row-major;
@@ -24,6 +24,10 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <vector>
+
+#include "course/device_buffer.hpp"
+#include "labs/lab08_mobilenet_weights.hpp"
 
 namespace lab08 {
 
@@ -175,5 +179,88 @@ std::size_t conv2d_winograd_workspace(int N, int C, int H, int W, int K);
 void conv2d_winograd(const float* d_input, const float* d_weight, const float* d_bias, float* d_output,
                      void* d_workspace, std::size_t workspace_bytes, int N, int C, int H, int W, int K,
                      cudaStream_t stream);
+
+// =============================================================================================
+// Part C: the inverted residual block and the whole MobileNetV2 (inverted_residual.cu,
+// mobilenet.cu). The folded host weights are lab08::FoldedBlock / lab08::FoldedMobileNet
+// (labs/lab08_mobilenet_weights.hpp).
+// =============================================================================================
+
+// ---------------------------------------------------------------------------------------------
+// inverted_residual.cu
+// ---------------------------------------------------------------------------------------------
+
+/// One folded inverted residual block's parameters, all DEVICE pointers (batch-norm folded in,
+/// see lab08_mobilenet_weights.hpp):
+struct InvertedResidualWeights {
+  const float* expand_weight = nullptr;     ///< [hidden, in]; must be nullptr when hidden == in
+  const float* expand_bias = nullptr;       ///< [hidden];     must be nullptr when hidden == in
+  const float* depthwise_weight = nullptr;  ///< [hidden, 1, 3, 3]
+  const float* depthwise_bias = nullptr;    ///< [hidden]
+  const float* project_weight = nullptr;    ///< [out, hidden]
+  const float* project_bias = nullptr;      ///< [out]
+};
+
+/// The bytes of device scratch memory inverted_residual_block needs for these sizes (0 if it
+/// needs none; a fully fused block needs none). Throws course::Error on the same invalid sizes as
+/// inverted_residual_block, named the same way.
+std::size_t inverted_residual_workspace(int N, int in, int hidden, int out, int H, int W, int stride);
+
+/// MobileNetV2's inverted residual block, batch-norm folded, on d_input [N,in,H,W]:
+///   e = relu6(expand_weight * x + expand_bias)          1x1, only when hidden != in (else e = x)
+///   d = relu6(depthwise3x3(e, stride, pad 1) + depthwise_bias)     -> [N,hidden,P,Q]
+///   y = project_weight * d + project_bias                1x1, linear (no activation)
+///   y += x                                               only when stride == 1 and in == out
+/// with relu6(v) = min(max(v, 0), 6), P = (H - 1) / stride + 1, Q = (W - 1) / stride + 1;
+/// d_output [N,out,P,Q] must not overlap d_input. d_workspace: scratch device memory of
+/// workspace_bytes bytes (garbage on entry; may be null when inverted_residual_workspace is 0).
+///
+/// Throws course::Error when: d_input or d_output is null ("d_input", "d_output"); a weight
+/// pointer the block needs is null ("depthwise_weight", "depthwise_bias", "project_weight",
+/// "project_bias", and "expand_weight", "expand_bias" when hidden != in); an expand pointer is
+/// given although hidden == in ("expand_weight" / "expand_bias": a t = 1 block has none); a size
+/// is < 1 ("N", "in", "hidden", "out", "H", "W"); stride is not 1 or 2 ("stride"); the workspace
+/// is null although needed ("d_workspace") or smaller than inverted_residual_workspace(...)
+/// ("workspace too small"); the input, the expanded tensor [N,hidden,H,W], the output or a
+/// weight holds more than INT_MAX elements ("too large").
+void inverted_residual_block(const InvertedResidualWeights& weights, const float* d_input, float* d_output, int N,
+                             int in, int hidden, int out, int H, int W, int stride, void* d_workspace,
+                             std::size_t workspace_bytes, cudaStream_t stream);
+
+// ---------------------------------------------------------------------------------------------
+// mobilenet.cu
+// ---------------------------------------------------------------------------------------------
+
+/// The course's MobileNetV2 (course/mobilenet.hpp), batch-norm folded, on the GPU:
+///   stem conv 3x3 1->16 pad 1 (+bias) -> ReLU6 -> the 7 blocks (inverted_residual_block)
+///   -> head 1x1 64->256 (+bias) -> ReLU6 -> global average pool over 7x7 -> linear 256->10.
+/// The constructor uploads the weights and allocates every activation and workspace once, for
+/// batches of up to max_batch images; forward() then only launches kernels on its stream (no
+/// allocation, no copy, no synchronisation: it is recorded as a CUDA graph by the tests).
+class MobileNetV2 {
+ public:
+  /// Checks every tensor of net against the network's shapes (course::mobilenet::blocks() for
+  /// the blocks) and throws course::Error naming the first wrong one ("stem_weight",
+  /// "stem_bias", "blocks" for a wrong count, "blocks[i].expand_weight", ...,
+  /// "blocks[i].project_bias", "head_weight", "head_bias", "classifier_weight",
+  /// "classifier_bias"); throws when max_batch < 1 or so large that an activation would hold more
+  /// than INT_MAX elements ("max_batch"). Then uploads and allocates.
+  MobileNetV2(const FoldedMobileNet& net, int max_batch);
+
+  /// d_images [n,1,28,28] -> d_logits [n,10], device pointers, enqueued on `stream`.
+  /// Throws course::Error when a pointer is null ("d_images", "d_logits") or n is not in
+  /// [1, max_batch()] ("n"; for n > max_batch() the message also says "max_batch").
+  void forward(const float* d_images, int n, float* d_logits, cudaStream_t stream);
+
+  int max_batch() const { return max_batch_; }
+
+ private:
+  int max_batch_ = 0;
+  // The design's choice: one buffer per uploaded weight tensor, in the order the constructor
+  // chooses, and as many activation and scratch buffers as the forward pass needs.
+  std::vector<course::DeviceBuffer<float>> weights_;
+  std::vector<course::DeviceBuffer<float>> activations_;
+  course::DeviceBuffer<unsigned char> workspace_;
+};
 
 }  // namespace lab08

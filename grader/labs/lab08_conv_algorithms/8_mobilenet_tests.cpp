@@ -1,0 +1,112 @@
+// Lab 08 tests, part C2: the whole MobileNetV2 (lab08::MobileNetV2) with the trusted fold
+// (golden::lab08_fold_mobilenet). First the fold itself on the CPU (folded network in double vs
+// the unfolded golden network), then random networks against golden::mobilenet_forward, batches
+// split over several forward() calls, forward() recorded as a CUDA graph, PyTorch's own logits of
+// the first 100 test images, and the whole Fashion-MNIST test split: every label equal to the
+// golden network's, every logit within kLogitTolerance, and PyTorch's recorded accuracy
+// (9,393 of 10,000) reproduced.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "course/safetensors.hpp"
+#include "lab08_mobilenet_test_support.hpp"
+
+using course::Tensor;
+
+namespace {
+
+namespace mn = course::mobilenet;
+
+/// images through MobileNetV2(net, max_batch) vs golden::mobilenet_forward(weights, images).
+void check_network(const std::string& what, const mn::Weights& weights, const lab08::FoldedMobileNet& net,
+                   const Tensor& images, int max_batch, std::int64_t recorded_correct = -1,
+                   const std::vector<std::uint8_t>* truth = nullptr) {
+  const std::int64_t n = images.dim(0);
+  // The GPU first, then the golden pass on every core (parallel_golden): the GPU takes a fraction
+  // of the golden time, and an unimplemented or crashing forward() then costs no golden pass.
+  Tensor logits = grader::poisoned({n, mn::kNumClasses});
+  lab08_harness::mobilenet_forward(net, images, max_batch, logits);
+  const Tensor expected = lab08_c_tests::parallel_golden(weights, images);
+  const std::string label = what + " (" + std::to_string(n) + " images, max_batch " + std::to_string(max_batch) + ")";
+  grader::check_tensor(label + ": logits vs golden", logits, expected, lab08_c_tests::kLogitTolerance);
+  const std::vector<int> labels = lab08_c_tests::row_argmax(logits);
+  lab08_c_tests::check_labels(label + ": predicted classes vs golden", labels, lab08_c_tests::row_argmax(expected));
+  if (recorded_correct >= 0 && truth != nullptr) {
+    std::int64_t correct = 0;
+    for (std::size_t i = 0; i < labels.size(); ++i) correct += labels[i] == static_cast<int>((*truth)[i]) ? 1 : 0;
+    CHECK_MESSAGE(correct == recorded_correct,
+                  label << ": " << correct << " correct, PyTorch recorded " << recorded_correct);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("mobilenet: the trusted fold (CPU only) -- the folded network in double matches the unfolded golden one") {
+  // Not the student's code: this checks the grader's own golden::lab08_fold_mobilenet, on a
+  // random network and on the trained one, so that the tests below judge the GPU network against
+  // the network PyTorch computes.
+  course::Rng rng = grader::case_rng("mobilenet: fold");
+  const mn::Weights random = lab08_c_tests::random_weights(rng);
+  const Tensor images = rng.tensor({3, 1, 28, 28}, 0.0f, 1.0f);
+  grader::check_tensor("random network: folded vs unfolded",
+                       golden::lab08_folded_mobilenet_forward(golden::lab08_fold_mobilenet(random), images),
+                       golden::mobilenet_forward(random, images), course::Tolerance{1e-4, 1e-5});
+  const lab08_c_tests::Model& model = lab08_c_tests::trained_model();
+  const Tensor head = grader::image_slice(model.test.images, 0, 20);
+  grader::check_tensor("trained network: folded vs unfolded", golden::lab08_folded_mobilenet_forward(model.folded, head),
+                       golden::mobilenet_forward(model.weights, head), course::Tolerance{1e-4, 1e-5});
+}
+
+TEST_CASE("mobilenet: a random network on 1, 2 and 3 random images") {
+  course::Rng rng = grader::case_rng("mobilenet: random");
+  const mn::Weights weights = lab08_c_tests::random_weights(rng);
+  const lab08::FoldedMobileNet net = golden::lab08_fold_mobilenet(weights);
+  for (int n : {1, 2, 3}) check_network("random network", weights, net, rng.tensor({n, 1, 28, 28}, 0.0f, 1.0f), n);
+}
+
+TEST_CASE("mobilenet: trained network, batches of 1, 7 and 100 (one forward() each)") {
+  const lab08_c_tests::Model& model = lab08_c_tests::trained_model();
+  check_network("batch 1", model.weights, model.folded, grader::image_slice(model.test.images, 300, 1), 1);
+  check_network("batch 7", model.weights, model.folded, grader::image_slice(model.test.images, 301, 7), 7);
+  check_network("batch 100", model.weights, model.folded, grader::image_slice(model.test.images, 400, 100), 100);
+}
+
+TEST_CASE("mobilenet: 37 images through max_batch 8 (five forward() calls back to back, the last with 5)") {
+  const lab08_c_tests::Model& model = lab08_c_tests::trained_model();
+  check_network("split batches", model.weights, model.folded, grader::image_slice(model.test.images, 1000, 37), 8);
+}
+
+TEST_CASE("mobilenet: under the sanitizers -- 12 images through max_batch 5") {
+  // Small on purpose: racecheck follows every shared-memory access of every block's kernel.
+  const lab08_c_tests::Model& model = lab08_c_tests::trained_model();
+  check_network("sanitizers", model.weights, model.folded, grader::image_slice(model.test.images, 2000, 12), 5);
+}
+
+TEST_CASE("mobilenet: forward() only enqueues kernels on its stream (recorded and replayed as a CUDA graph)") {
+  const lab08_c_tests::Model& model = lab08_c_tests::trained_model();
+  const Tensor images = grader::image_slice(model.test.images, 100, 20);
+  Tensor logits = grader::poisoned({20, mn::kNumClasses});
+  lab08_harness::mobilenet_forward_captured(model.folded, images, logits);
+  grader::check_tensor("graph replay: logits vs golden", logits, golden::mobilenet_forward(model.weights, images),
+                       lab08_c_tests::kLogitTolerance);
+}
+
+TEST_CASE("mobilenet: PyTorch's logits of the first 100 test images (data/weights/..._fixture.safetensors)") {
+  const lab08_c_tests::Model& model = lab08_c_tests::trained_model();
+  const course::TensorFile fixture =
+      course::read_safetensors(std::string(COURSE_DATA_DIR) + "/weights/mobilenet_fashion_mnist_fixture.safetensors");
+  const Tensor& pytorch = fixture.tensors.at("logits");
+  REQUIRE(pytorch.dim(0) == 100);
+  Tensor logits = grader::poisoned({100, mn::kNumClasses});
+  lab08_harness::mobilenet_forward(model.folded, grader::image_slice(model.test.images, 0, 100), 100, logits);
+  grader::check_tensor("logits vs PyTorch", logits, pytorch, lab08_c_tests::kPyTorchTolerance);
+}
+
+TEST_CASE("mobilenet: the whole Fashion-MNIST test split (10,000 images, max_batch 1,000), 93.93 % as recorded") {
+  const lab08_c_tests::Model& model = lab08_c_tests::trained_model();
+  REQUIRE(model.test.size() == 10000);
+  REQUIRE(model.recorded_correct == 9393);
+  check_network("fashion-mnist", model.weights, model.folded, model.test.images, 1000, model.recorded_correct,
+                &model.test.labels);
+}
