@@ -30,7 +30,8 @@
 //              fly while the warps multiply this one, instead of v6's load, barrier, multiply,
 //              barrier), mma.sync m16n8k8 in PTX with its documented fragment layout (operands
 //              straight from bank-conflict-free padded tiles, results straight from registers to
-//              NCHW, no scratch tile), and a gather that steps through precomputed pixel offsets
+//              NCHW, no scratch tile), and k slices of 4 whole channels, so that the gather's
+//              addresses are a precomputed pixel pointer plus compile-time tap offsets
 //   cudnn      every algorithm cudnnFindConvolutionForwardAlgorithm offers, twice: with
 //              CUDNN_FMA_MATH (pure FP32: CUDNN_DEFAULT_MATH would permit TF32 on sm_80+) and with
 //              CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION (TF32 tensor cores allowed); each row is

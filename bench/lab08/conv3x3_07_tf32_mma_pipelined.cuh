@@ -64,7 +64,9 @@ namespace lab08 {
 /// the bit pattern; the low 13 bits are left as they are, because the tensor core ignores them.
 /// This kernel rounds 108 operands per thread and k slice, so the test alone would cost a sixth of
 /// the main loop's instructions: we do the add only. The bits are the same as cvt.rna's for every
-/// finite input (activations and weights are); an infinity would become a NaN here.
+/// finite input (activations and weights are); an infinity would become a NaN here. (The start-up
+/// self-test relies on the same fact: its operands are exact TF32 values, so the added bit lands
+/// in the ignored part, and a tensor core that used it would fail the exact comparison.)
 __device__ __forceinline__ uint32_t to_tf32(float f) { return __float_as_uint(f) + 0x1000u; }
 
 /// d += a x b on one 16 x 8 x 8 tile, TF32 operands, FP32 accumulators (in place).
