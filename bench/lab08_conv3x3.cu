@@ -1,7 +1,7 @@
-// lab08_conv3x3: ResNet-50's 3x3 convolutions, six ways of computing them against every cuDNN algorithm.
+// lab08_conv3x3: ResNet-50's 3x3 convolutions, seven ways of computing them against every cuDNN algorithm.
 //
 //   lab08_conv3x3 [--batch B[,B...]] [--repetitions R] [--layers 56s1,28s2,...] [--csv FILE]
-//                 [--max-workspace-gib G] [--v1-max-gflop F] [--quick]
+//                 [--max-workspace-gib G] [--v1-max-gflop F] [--quick] [--selftest] [--mma-peak]
 //
 // A 3x3 convolution with C input and K output channels is a matrix product in disguise:
 // Y[K, N*P*Q] = W[K, C*9] x B[C*9, N*P*Q], where column j of B holds the 3x3 x C input window of
@@ -26,6 +26,12 @@
 //              16 batched GEMMs between input/output transforms; stride 1 only. The filter transform
 //              depends on the weights only (done once per model) and is timed on its own row
 //   version 6  version 4 on tensor cores: WMMA m16n16k8, TF32 operands, FP32 accumulation
+//   version 7  version 6 pipelined: a 3-stage cp.async ring (the copies of the next two k slices
+//              fly while the warps multiply this one, instead of v6's load, barrier, multiply,
+//              barrier), mma.sync m16n8k8 in PTX with its documented fragment layout (operands
+//              straight from bank-conflict-free padded tiles, results straight from registers to
+//              NCHW, no scratch tile), and k slices of 4 whole channels, so that the gather's
+//              addresses are a precomputed pixel pointer plus compile-time tap offsets
 //   cudnn      every algorithm cudnnFindConvolutionForwardAlgorithm offers, twice: with
 //              CUDNN_FMA_MATH (pure FP32: CUDNN_DEFAULT_MATH would permit TF32 on sm_80+) and with
 //              CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION (TF32 tensor cores allowed); each row is
@@ -34,7 +40,7 @@
 //
 // Checks. On batch 2 every version is compared with a double-precision CPU convolution. On each
 // timed batch every row is compared with version 1's naive GEMM (reading the input directly, so
-// that it needs no matrix memory; "v0" in the CPU-check line) before it is timed. Versions 2, 4, 6
+// that it needs no matrix memory; "v0" in the CPU-check line) before it is timed. Versions 2, 4, 6, 7
 // switch to 64x64 block tiles when 128x128 tiles would leave SMs without a block; the CPU check
 // runs both tile sizes. --quick: batch 1,32 and 3 repetitions, for a first smoke run. An element passes if
 // |got - want| <= tol * (rms(want) + |want|): tol = 1e-4 for FP32 (a 4,608-term FP32 dot product
@@ -48,6 +54,10 @@
 // Times: median of R runs (version 1: at most 3), CUDA events, L2 flushed before each run
 // (course::GpuTimer). TFLOP/s counts the direct convolution's 2*N*K*P*Q*C*9 FLOPs for every row
 // (so Winograd's and FFT's numbers are "effective" rates).
+// Before any of this, one m16n8k8 mma through version 7's fragment helpers is compared with a CPU
+// product (small integers: exact in TF32 and FP32), so that a fragment-layout mistake shows at once;
+// --selftest runs only that check; --mma-peak adds the rate of mma.sync m16n8k8 TF32 on operands
+// in registers (no memory traffic), the ceiling of any kernel built on that instruction.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cudnn.h>
@@ -73,6 +83,7 @@
 #include "lab08/conv3x3_02_tiled_gemm.cuh"
 #include "lab08/conv3x3_05_winograd.cuh"
 #include "lab08/conv3x3_06_tf32_wmma.cuh"
+#include "lab08/conv3x3_07_tf32_mma_pipelined.cuh"
 
 namespace {
 
@@ -169,7 +180,9 @@ struct Version {
 };
 const Version kVersions[] = {{1, "v1 im2col + naive GEMM", false},   {2, "v2 im2col + tiled SGEMM", false},
                             {3, "v3 im2col + cuBLAS SGEMM", false},  {4, "v4 implicit GEMM", false},
-                            {5, "v5 Winograd F(2x2,3x3)", false},    {6, "v6 implicit GEMM TF32 WMMA", true}};
+                            {5, "v5 Winograd F(2x2,3x3)", false},    {6, "v6 implicit GEMM TF32 WMMA", true},
+                            {7, "v7 implicit GEMM TF32 mma pipelined", true}};
+constexpr int kMaxVersion = 7;
 
 /// Device memory one version needs beyond x, w and y (the im2col matrix, Winograd's V and M).
 double workspace_bytes(int version, const Shape& s) {
@@ -224,6 +237,83 @@ void launch_tf32_wmma(const float* w, const float* x, float* y, const Shape& s, 
   }
 }
 
+template <int BM, int BN>
+void launch_tf32_mma_pipelined_tile(const float* w, const float* x, float* y, const Shape& s, cudaStream_t stream) {
+  using L = lab08::V7Smem<BM, BN>;
+  // More than 48 KiB of dynamic shared memory must be allowed per kernel, once; and the whole
+  // unified L1/shared array preferred as shared memory, so that two 111 KiB blocks fit on an SM.
+  static const bool configured = [] {
+    CUDA_CHECK(cudaFuncSetAttribute(lab08::conv_tf32_mma_pipelined<BM, BN>,
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize, L::BYTES));
+    CUDA_CHECK(cudaFuncSetAttribute(lab08::conv_tf32_mma_pipelined<BM, BN>,
+                                    cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
+    return true;
+  }();
+  (void)configured;
+  const dim3 grid(unsigned((s.gemm_n() + BN - 1) / BN), unsigned((s.K + BM - 1) / BM));
+  lab08::conv_tf32_mma_pipelined<BM, BN><<<grid, lab08::kV7Threads, L::BYTES, stream>>>(w, x, y, s);
+}
+
+void launch_tf32_mma_pipelined(const float* w, const float* x, float* y, const Shape& s, bool small,
+                               cudaStream_t stream) {
+  if (s.C % 4 != 0) throw course::Error("version 7 copies W in 16-byte chunks and needs C % 4 == 0");
+  if (small) launch_tf32_mma_pipelined_tile<64, 64>(w, x, y, s, stream);
+  else launch_tf32_mma_pipelined_tile<128, 128>(w, x, y, s, stream);
+}
+
+/// --mma-peak: the rate of mma.sync m16n8k8 TF32 with operands in registers, the ceiling of any
+/// kernel built on it (version 7 included), to set beside cuDNN's TFLOP/s.
+void mma_peak(int sm_count) {
+  course::DeviceBuffer<float> sink(1);
+  const int iters = 1 << 14, blocks = sm_count * 4, threads = 256;
+  cudaEvent_t start, stop;
+  CUDA_CHECK(cudaEventCreate(&start));
+  CUDA_CHECK(cudaEventCreate(&stop));
+  lab08::mma_peak<<<blocks, threads>>>(64, sink.get());  // warm-up (clocks, module load)
+  CUDA_CHECK(cudaGetLastError());
+  float best = INFINITY;
+  for (int rep = 0; rep < 5; ++rep) {
+    CUDA_CHECK(cudaEventRecord(start));
+    lab08::mma_peak<<<blocks, threads>>>(iters, sink.get());
+    CUDA_CHECK(cudaEventRecord(stop));
+    CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0.0f;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    best = std::min(best, ms);
+  }
+  CUDA_CHECK(cudaEventDestroy(start));
+  CUDA_CHECK(cudaEventDestroy(stop));
+  const double flops = double(blocks) * (threads / 32) * iters * 8 * (2.0 * 16 * 8 * 8);
+  std::printf("lab08_conv3x3: mma.sync m16n8k8 TF32, operands in registers: %.1f TFLOP/s (best of 5, %d blocks "
+              "of %d threads, %.3f ms)\n", flops / best / 1e9, blocks, threads, double(best));
+}
+
+/// One m16n8k8 + one m16n8k4 TF32 mma through version 7's fragment helpers against the CPU. The
+/// operands are small integers (exact in TF32, and every partial sum exact in FP32), so the result
+/// must match exactly; a wrong fragment index puts a product in the wrong place and shows.
+bool mma_selftest() {
+  constexpr int kK = 12;  // 8 for the k = 8 step, 4 for the k = 4 step
+  std::vector<float> a(16 * kK), b(kK * 8), d(16 * 8, 0.0f), want(16 * 8, 0.0f);
+  for (int i = 0; i < 16; ++i)
+    for (int k = 0; k < kK; ++k) a[i * kK + k] = float((i * 3 + k * 5) % 7 - 3);  // row-major 16 x 12
+  for (int k = 0; k < kK; ++k)
+    for (int j = 0; j < 8; ++j) b[k * 8 + j] = float((k * 2 + j * 7) % 9 - 4);  // k-major 12 x 8
+  for (int i = 0; i < 16; ++i)
+    for (int j = 0; j < 8; ++j)
+      for (int k = 0; k < kK; ++k) want[i * 8 + j] += a[i * kK + k] * b[k * 8 + j];
+  course::DeviceBuffer<float> da(a), db(b), dd(d);
+  lab08::mma_selftest<<<1, 32>>>(da.get(), db.get(), dd.get());
+  CUDA_CHECK(cudaGetLastError());
+  CUDA_CHECK(cudaDeviceSynchronize());
+  dd.download(d.data(), d.size());
+  int bad = 0;
+  for (int i = 0; i < 16 * 8; ++i)
+    if (d[i] != want[i] && bad++ < 4)
+      std::printf("  mma self-test: D[%d][%d] = %g, want %g\n", i / 8, i % 8, double(d[i]), double(want[i]));
+  std::printf("lab08_conv3x3: mma m16n8k8 + m16n8k4 TF32 self-test %s (%d of 128 elements wrong)\n", bad ? "FAILED" : "ok", bad);
+  return bad == 0;
+}
+
 /// cuBLAS is column-major: a row-major [rows x cols] matrix is its column-major transpose, so
 /// row-major Y = W x B is computed as column-major Y^T = B^T x W^T, with the operands swapped.
 void im2col_cublas_gemm(cublasHandle_t blas, const Buffers& b, const Shape& s) {
@@ -276,6 +366,7 @@ void run_version(int version, const Buffers& b, const Shape& s, bool small_tiles
     case 4: launch_gemm_tiled<true>(b.w, b.x, b.y, s, small_tiles, stream); break;
     case 5: winograd_main(blas, b, s, stream); break;
     case 6: launch_tf32_wmma(b.w, b.x, b.y, s, small_tiles, stream); break;
+    case 7: launch_tf32_mma_pipelined(b.w, b.x, b.y, s, small_tiles, stream); break;
     default: throw course::Error("no version " + std::to_string(version));
   }
   CUDA_CHECK(cudaGetLastError());
@@ -289,6 +380,8 @@ struct Options {
   std::string csv;
   double max_workspace_gib = 8.0;
   double v1_max_gflop = 64.0;
+  bool selftest_only = false;
+  bool mma_peak_only = false;
 };
 
 struct Row {
@@ -528,7 +621,7 @@ struct Bench {
   }
 
   // ---- our versions on one batch ----
-  void our_rows(const Shape& s, const Buffers& base, const std::vector<float>& want, const bool cpu_ok[7],
+  void our_rows(const Shape& s, const Buffers& base, const std::vector<float>& want, const bool cpu_ok[kMaxVersion + 1],
                 std::vector<Row>& rows) {
     const bool small = lab08::use_small_tiles(s, sm_count);
     std::vector<float> got(want.size());
@@ -539,7 +632,7 @@ struct Bench {
       row.math = v.tf32 ? "tf32" : "fp32";
       row.tf32 = v.tf32;
       const double ws = workspace_bytes(v.id, s);
-      if (v.id == 2 || v.id == 4 || v.id == 6) row.note = small ? "64x64 block tile" : "128x128 block tile";
+      if (v.id == 2 || v.id == 4 || v.id == 6 || v.id == 7) row.note = small ? "64x64 block tile" : "128x128 block tile";
       if (v.id == 5 && s.stride != 1) {
         row.status = "n/a";
         row.note = "Winograd F(2x2,3x3) is stride 1 only";
@@ -619,7 +712,8 @@ struct Bench {
     course::DeviceBuffer<float> d_w(h_w), d_u(std::size_t(16) * l.K * l.C);
     winograd_filter(d_w.get(), d_u.get(), l.shape(1), stream);  // once per layer, like once per model
 
-    bool cpu_ok[7] = {true, true, true, true, true, true, true};
+    bool cpu_ok[kMaxVersion + 1];
+    std::fill(cpu_ok, cpu_ok + kMaxVersion + 1, true);
     try {
       const Shape s = l.shape(2);
       std::vector<float> h_x(std::size_t(s.N) * s.C * s.H * s.W), want(std::size_t(s.N) * s.K * s.P() * s.Q());
@@ -632,11 +726,11 @@ struct Bench {
       b.wv = wino.get(), b.wm = wino.get() + std::size_t(16) * s.C * lab08::wino_tiles(s);
       std::string line = "  CPU check, batch 2, " + l.label() + ":";
       std::vector<float> got(want.size());
-      for (int version = 0; version <= 6; ++version) {
+      for (int version = 0; version <= kMaxVersion; ++version) {
         if (version == 5 && l.stride != 1) continue;
-        const bool tf32 = version == 6;
-        for (bool small : {false, true}) {  // both tile configurations of versions 2, 4, 6
-          if (small && version != 2 && version != 4 && version != 6) continue;
+        const bool tf32 = version >= 6;
+        for (bool small : {false, true}) {  // both tile configurations of versions 2, 4, 6, 7
+          if (small && version != 2 && version != 4 && version != 6 && version != 7) continue;
           CUDA_CHECK(cudaMemsetAsync(b.y, 0xff, want.size() * sizeof(float), stream));
           run_version(version, b, s, small, blas, stream);
           CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -707,8 +801,10 @@ int main(int argc, char** argv) {
     Options opt;
     const char* usage =
         "usage: lab08_conv3x3 [--batch B[,B...]] [--repetitions R] [--layers 56s1,28s2,...] [--csv FILE]\n"
-        "                     [--max-workspace-gib G] [--v1-max-gflop F] [--quick]\n"
-        "  --quick: batch 1,32 and 3 repetitions (a smoke run). Layers (input size s stride):";
+        "                     [--max-workspace-gib G] [--v1-max-gflop F] [--quick] [--selftest] [--mma-peak]\n"
+        "  --quick: batch 1,32 and 3 repetitions (a smoke run). --selftest: only the mma fragment check.\n"
+        "  --mma-peak: the self-test, then the rate of mma.sync m16n8k8 TF32 on register operands.\n"
+        "  Layers (input size s stride):";
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
       const bool has_value = i + 1 < argc;
@@ -719,6 +815,8 @@ int main(int argc, char** argv) {
       else if (a == "--max-workspace-gib" && has_value) opt.max_workspace_gib = std::atof(argv[++i]);
       else if (a == "--v1-max-gflop" && has_value) opt.v1_max_gflop = std::atof(argv[++i]);
       else if (a == "--quick") opt.batches = {1, 32}, opt.repetitions = 3;
+      else if (a == "--selftest") opt.selftest_only = true;
+      else if (a == "--mma-peak") opt.mma_peak_only = true;
       else {
         std::string keys;
         for (const Layer& l : kLayers) keys += " " + l.key();
@@ -738,7 +836,11 @@ int main(int argc, char** argv) {
       return course::kSkipReturnCode;
     }
     const course::DeviceInfo dev = course::query_device(0);
-    if (dev.cc_major < 8) std::printf("lab08_conv3x3: warning: compute capability < 8.0, version 6 (TF32) will fail\n");
+    if (dev.cc_major < 8)
+      std::printf("lab08_conv3x3: warning: compute capability < 8.0, versions 6 and 7 (TF32) will fail\n");
+    const bool mma_ok = dev.cc_major >= 8 && mma_selftest();
+    if (opt.mma_peak_only && mma_ok) mma_peak(dev.sm_count);
+    if (opt.selftest_only || opt.mma_peak_only) return mma_ok ? 0 : 1;
 
     Bench bench;
     bench.opt = opt;
@@ -775,6 +877,7 @@ int main(int argc, char** argv) {
     }
     if (bench.csv) std::fclose(bench.csv);
     CUDA_CHECK(cudaStreamDestroy(bench.stream));
+    if (!mma_ok) ++bench.failures;
     std::printf("lab08_conv3x3: %d failure(s)\n", bench.failures);
     return bench.failures == 0 ? 0 : 1;
   } catch (const std::exception& e) {
