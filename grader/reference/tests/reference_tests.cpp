@@ -13,7 +13,9 @@
 #include "course/lenet.hpp"
 #include "course/safetensors.hpp"
 #include "lenet_reference.hpp"
+#include "mobilenet_folding_reference.hpp"
 #include "mobilenet_reference.hpp"
+#include "course/rng.hpp"
 #include "course/mobilenet.hpp"
 
 namespace {
@@ -75,6 +77,32 @@ TEST_CASE("golden MobileNetV2 matches PyTorch's logits and labels on the first 1
   const course::Comparison c = course::compare(logits, pytorch, course::Tolerance{1e-4, 0.0});
   CHECK_MESSAGE(c.ok(), "golden MobileNetV2 logits vs PyTorch: " << c.report(pytorch.shape()));
   CHECK(course::mobilenet::multiply_adds_per_image() > 0);
+}
+
+// Lab 08 part C judges the student's network against the folded golden network
+// (golden::lab08_fold_mobilenet): the fold itself is checked here, on the grader's side, against
+// the unfolded golden network -- on the trained weights and on a copy whose batch-norm statistics
+// and epsilon are moved away from the trained ones (so that a fold ignoring any of them fails).
+TEST_CASE("golden MobileNetV2: lab 08's trusted fold equals the unfolded network (trained and perturbed weights)") {
+  const std::string dir = std::string(COURSE_DATA_DIR) + "/weights/";
+  course::mobilenet::Weights weights = course::mobilenet::load_weights(dir + "mobilenet_fashion_mnist.safetensors");
+  course::Rng rng(20261126);
+  const course::Tensor images = rng.tensor({3, 1, 28, 28}, 0.0f, 1.0f);
+  const course::Tolerance tolerance{1e-4, 1e-5};
+  for (int variant = 0; variant < 2; ++variant) {
+    const course::Comparison c = course::compare(
+        golden::lab08_folded_mobilenet_forward(golden::lab08_fold_mobilenet(weights), images),
+        golden::mobilenet_forward(weights, images), tolerance);
+    CHECK_MESSAGE(c.ok(), (variant == 0 ? "trained" : "perturbed") << " network, folded vs unfolded: "
+                                                                    << c.report(course::Shape{3, 10}));
+    for (auto& [name, t] : weights.tensors) {  // the perturbed variant
+      if (name.find(".bn.running_mean") != std::string::npos || name.find(".bn.bias") != std::string::npos)
+        for (std::size_t i = 0; i < t.numel(); ++i) t[i] += rng.uniform(-0.3f, 0.3f);
+      if (name.find(".bn.running_var") != std::string::npos || name.find(".bn.weight") != std::string::npos)
+        for (std::size_t i = 0; i < t.numel(); ++i) t[i] *= rng.uniform(0.6f, 1.4f);
+    }
+    weights.bn_epsilon = 1e-3;
+  }
 }
 
 TEST_CASE("MobileNetV2 weights: a file of another architecture or with a missing tensor is refused by name") {
