@@ -14,6 +14,7 @@
 #include "course/device_buffer.hpp"
 #include "course/error.hpp"
 #include "gpu_harness_kit.hpp"
+#include "lab08_harness_support.hpp"
 #include "labs/lab08_conv_algorithms.hpp"
 
 namespace lab08_harness {
@@ -25,24 +26,6 @@ using grader_gpu_harness::finish;
 using grader_gpu_harness::GuardedOutput;
 using grader_gpu_harness::Stream;
 using grader_gpu_harness::upload;
-
-void require(bool ok, const std::string& message) {
-  if (!ok) throw course::Error("lab08 harness: " + message);
-}
-
-int as_int(std::int64_t value, const std::string& what) {
-  require(value >= 0 && value <= INT_MAX, what + " does not fit an int: " + std::to_string(value));
-  return static_cast<int>(value);
-}
-
-void require_rank(const Tensor& t, std::size_t rank, const std::string& name) {
-  require(t.rank() == rank && t.numel() > 0,
-          name + " must be a non-empty " + std::to_string(rank) + "-D tensor, got " + course::shape_to_string(t.shape()));
-}
-
-// The most workspace the harness hands out: a student's conv2d_im2col_gemm_workspace asking for
-// more (for the tests' shapes, a few MB are plenty) is a bug, reported as such.
-constexpr std::uint64_t kMaxWorkspaceBytes = std::uint64_t{2} << 30;
 
 }  // namespace
 
@@ -278,28 +261,11 @@ void call_with_arguments(const std::string& function, const std::vector<int>& si
     (void)lab08::conv2d_im2col_gemm_workspace(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]);
   } else if (function == "conv2d_im2col_gemm") {
     need(10);
-    // The workspace the student's own query asks for, minus short_by. When the query rejects the
-    // sizes (as it should for invalid ones), conv2d_im2col_gemm must reject them by itself: it
-    // then gets a scratch buffer's size, so that the workspace is not what stops it.
-    constexpr std::size_t kScratchBytes = std::size_t{1} << 20;
-    std::size_t needed = kScratchBytes;
-    try {
-      needed = lab08::conv2d_im2col_gemm_workspace(s[0], s[1], s[2], s[3], s[5], s[6], s[7], s[8]);
-    } catch (const course::NotImplemented&) {
-      throw;
-    } catch (const course::Error&) {
-      needed = kScratchBytes;
-    }
-    const auto short_by = static_cast<std::size_t>(std::max(s[9], 0));
-    const std::size_t claimed = needed > short_by ? needed - short_by : 0;
-    // Real memory only as far as a valid small call needs; a larger claim is a lie that the
-    // function must see through by rejecting the sizes before it launches anything.
-    course::DeviceBuffer<unsigned char> workspace(std::max<std::size_t>(std::min(claimed, kScratchBytes), 1));
-    workspace.fill_bytes(0xFF);
-    CUDA_CHECK(cudaDeviceSynchronize());
-    void* d_workspace = null_argument == "d_workspace" ? nullptr : static_cast<void*>(workspace.get());
+    RejectionWorkspace workspace = rejection_workspace(
+        [&] { return lab08::conv2d_im2col_gemm_workspace(s[0], s[1], s[2], s[3], s[5], s[6], s[7], s[8]); }, s[9]);
+    void* d_workspace = null_argument == "d_workspace" ? nullptr : static_cast<void*>(workspace.buffer.get());
     lab08::conv2d_im2col_gemm(ptr("d_input", a), ptr("d_weight", b), ptr("d_bias", c), ptr("d_output", d), d_workspace,
-                              claimed, s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], stream.get());
+                              workspace.claimed, s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], stream.get());
   } else if (function == "winograd_filter_transform") {
     need(2);
     lab08::winograd_filter_transform(ptr("d_weight", a), ptr("d_U", d), s[0], s[1], stream.get());
@@ -318,25 +284,11 @@ void call_with_arguments(const std::string& function, const std::vector<int>& si
     (void)lab08::conv2d_winograd_workspace(s[0], s[1], s[2], s[3], s[4]);
   } else if (function == "conv2d_winograd") {
     need(6);
-    // As for conv2d_im2col_gemm: the student's own workspace size minus short_by, or a scratch
-    // buffer's size when the query itself rejects the sizes.
-    constexpr std::size_t kScratchBytes = std::size_t{1} << 20;
-    std::size_t needed = kScratchBytes;
-    try {
-      needed = lab08::conv2d_winograd_workspace(s[0], s[1], s[2], s[3], s[4]);
-    } catch (const course::NotImplemented&) {
-      throw;
-    } catch (const course::Error&) {
-      needed = kScratchBytes;
-    }
-    const auto short_by = static_cast<std::size_t>(std::max(s[5], 0));
-    const std::size_t claimed = needed > short_by ? needed - short_by : 0;
-    course::DeviceBuffer<unsigned char> workspace(std::max<std::size_t>(std::min(claimed, kScratchBytes), 1));
-    workspace.fill_bytes(0xFF);
-    CUDA_CHECK(cudaDeviceSynchronize());
-    void* d_workspace = null_argument == "d_workspace" ? nullptr : static_cast<void*>(workspace.get());
+    RejectionWorkspace workspace =
+        rejection_workspace([&] { return lab08::conv2d_winograd_workspace(s[0], s[1], s[2], s[3], s[4]); }, s[5]);
+    void* d_workspace = null_argument == "d_workspace" ? nullptr : static_cast<void*>(workspace.buffer.get());
     lab08::conv2d_winograd(ptr("d_input", a), ptr("d_weight", b), ptr("d_bias", c), ptr("d_output", d), d_workspace,
-                           claimed, s[0], s[1], s[2], s[3], s[4], stream.get());
+                           workspace.claimed, s[0], s[1], s[2], s[3], s[4], stream.get());
   } else {
     require(false, "unknown function '" + function + "'");
   }

@@ -15,6 +15,7 @@
 #include "course/error.hpp"
 #include "course/mobilenet.hpp"
 #include "gpu_harness_kit.hpp"
+#include "lab08_harness_support.hpp"
 #include "labs/lab08_conv_algorithms.hpp"
 
 namespace lab08_harness {
@@ -29,16 +30,6 @@ using grader_gpu_harness::upload;
 
 namespace mn = course::mobilenet;
 
-void require(bool ok, const std::string& message) {
-  if (!ok) throw course::Error("lab08 harness: " + message);
-}
-
-int as_int(std::int64_t value, const std::string& what) {
-  require(value >= 0 && value <= INT_MAX, what + " does not fit an int: " + std::to_string(value));
-  return static_cast<int>(value);
-}
-
-constexpr std::uint64_t kMaxWorkspaceBytes = std::uint64_t{2} << 30;
 constexpr std::int64_t kImageFloats = std::int64_t{mn::kInputSize} * mn::kInputSize;
 
 void require_images(const Tensor& images, const Tensor& logits) {
@@ -152,20 +143,8 @@ void call_block_with_arguments(const std::string& function, const std::vector<in
   }
   require(function == "inverted_residual_block", "unknown function '" + function + "'");
   require(s.size() == 8, "inverted_residual_block takes 8 sizes");
-  constexpr std::size_t kScratchBytes = std::size_t{1} << 20;
-  std::size_t needed = kScratchBytes;
-  try {
-    needed = lab08::inverted_residual_workspace(s[0], s[1], s[2], s[3], s[4], s[5], s[6]);
-  } catch (const course::NotImplemented&) {
-    throw;
-  } catch (const course::Error&) {
-    needed = kScratchBytes;
-  }
-  const auto short_by = static_cast<std::size_t>(std::max(s[7], 0));
-  const std::size_t claimed = needed > short_by ? needed - short_by : 0;
-  course::DeviceBuffer<unsigned char> workspace(std::max<std::size_t>(std::min(claimed, kScratchBytes), 1));
-  workspace.fill_bytes(0xFF);
-  CUDA_CHECK(cudaDeviceSynchronize());
+  RejectionWorkspace workspace = rejection_workspace(
+      [&] { return lab08::inverted_residual_workspace(s[0], s[1], s[2], s[3], s[4], s[5], s[6]); }, s[7]);
 
   const bool expand = s[1] != s[2];
   const auto pick = [&](const char* name, course::DeviceBuffer<float>& buffer, bool present) -> float* {
@@ -183,8 +162,8 @@ void call_block_with_arguments(const std::string& function, const std::vector<in
   Stream stream;
   lab08::inverted_residual_block(w, pick("d_input", input, true), pick("d_output", output, true), s[0], s[1], s[2],
                                  s[3], s[4], s[5], s[6],
-                                 null_argument == "d_workspace" ? nullptr : static_cast<void*>(workspace.get()), claimed,
-                                 stream.get());
+                                 null_argument == "d_workspace" ? nullptr : static_cast<void*>(workspace.buffer.get()),
+                                 workspace.claimed, stream.get());
   finish(stream, "lab08::inverted_residual_block");
 }
 

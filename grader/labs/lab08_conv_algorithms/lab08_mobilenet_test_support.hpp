@@ -20,6 +20,7 @@
 #include "course/rng.hpp"
 #include "course/tensor.hpp"
 #include "lab08_mobilenet_harness.hpp"
+#include "lenet_checks.hpp"
 #include "mobilenet_folding_reference.hpp"
 #include "mobilenet_reference.hpp"
 #include "testkit.hpp"
@@ -111,30 +112,9 @@ inline course::Tensor parallel_golden(const mn::Weights& weights, const course::
   return logits;
 }
 
-/// argmax of each row, the first index on a tie.
-inline std::vector<int> row_argmax(const course::Tensor& logits) {
-  const auto rows = static_cast<std::size_t>(logits.dim(0)), classes = static_cast<std::size_t>(logits.dim(1));
-  std::vector<int> out(rows);
-  for (std::size_t n = 0; n < rows; ++n) {
-    const float* row = logits.data() + n * classes;
-    out[n] = static_cast<int>(std::max_element(row, row + classes) - row);
-  }
-  return out;
-}
-
-/// CHECKs that two label lists are equal; on failure names the first differing image.
-inline void check_labels(const std::string& what, const std::vector<int>& actual, const std::vector<int>& expected) {
-  REQUIRE(actual.size() == expected.size());
-  std::size_t differ = 0, first = 0;
-  for (std::size_t i = actual.size(); i-- > 0;)
-    if (actual[i] != expected[i]) {
-      ++differ;
-      first = i;
-    }
-  CHECK_MESSAGE(differ == 0, what << ": " << differ << " of " << actual.size() << " labels differ; first at image "
-                                  << first << ": got " << (differ ? actual[first] : 0) << ", expected "
-                                  << (differ ? expected[first] : 0));
-}
+// Labels: the testkit's (also lab 06's and lab 07's), nothing LeNet-specific in them.
+using grader::lenet_checks::check_labels;
+using grader::lenet_checks::row_argmax;
 
 /// The trained network (data/weights/mobilenet_fashion_mnist.safetensors), folded by the golden
 /// fold, with the Fashion-MNIST test split and PyTorch's recorded count of correct images.
