@@ -31,6 +31,8 @@
 
 namespace {
 
+using course::cudnn::algorithm_name;
+
 /// One of LeNet's convolutions: C -> K channels, 5x5, `pad`, on size x size inputs.
 struct Conv {
   const char* name;
@@ -39,12 +41,6 @@ struct Conv {
 };
 const Conv kConvs[] = {{"conv1", 1, 28, 6, 2, 0.5f}, {"conv2", 6, 14, 16, 0, 0.3f}};
 constexpr int kFilter = 5;
-
-const char* algorithm_name(cudnnConvolutionFwdAlgo_t a) {
-  static const char* names[] = {"IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT",
-                                "FFT",           "FFT_TILING",            "WINOGRAD", "WINOGRAD_NONFUSED"};
-  return a >= 0 && a < 8 ? names[a] : "?";
-}
 
 std::vector<float> random_vector(course::Rng& rng, std::size_t count, float lo, float hi) {
   std::vector<float> v(count);

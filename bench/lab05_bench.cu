@@ -27,6 +27,7 @@
 #include "course/error.hpp"
 #include "course/gpu_timer.hpp"
 #include "course/cudnn_check.hpp"
+#include "course/cudnn_raii.hpp"
 #include "course/idx.hpp"
 #include "course/lenet.hpp"
 #include "course/tensor.hpp"
@@ -35,6 +36,8 @@
 #include "lenet_reference.hpp"
 
 namespace {
+
+using course::cudnn::algorithm_name;
 
 namespace ln = course::lenet;
 using course::Tensor;
@@ -59,20 +62,6 @@ Tensor load_images(std::size_t count, std::string& source, std::string& weights_
   Tensor images(course::Shape{static_cast<std::int64_t>(count), 1, 28, 28});
   for (std::size_t i = 0; i < count * per_image; ++i) images[i] = data.images[i % have];
   return images;
-}
-
-const char* algorithm_name(cudnnConvolutionFwdAlgo_t algo) {
-  switch (algo) {
-    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM: return "IMPLICIT_GEMM";
-    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM: return "IMPLICIT_PRECOMP_GEMM";
-    case CUDNN_CONVOLUTION_FWD_ALGO_GEMM: return "GEMM";
-    case CUDNN_CONVOLUTION_FWD_ALGO_DIRECT: return "DIRECT";
-    case CUDNN_CONVOLUTION_FWD_ALGO_FFT: return "FFT";
-    case CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING: return "FFT_TILING";
-    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD: return "WINOGRAD";
-    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED: return "WINOGRAD_NONFUSED";
-    default: return "?";
-  }
 }
 
 const char* math_name(cudnnMathType_t math) {

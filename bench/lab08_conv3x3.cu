@@ -87,6 +87,8 @@
 
 namespace {
 
+using course::cudnn::algorithm_name;
+
 using lab08::Shape;
 
 /// One 3x3 layer of ResNet-50: input H x H x C, K output channels, pad 1.
@@ -414,12 +416,6 @@ std::vector<std::string> parse_words(const std::string& text) {
   std::string item;
   while (std::getline(in, item, ',')) out.push_back(item);
   return out;
-}
-
-const char* algorithm_name(cudnnConvolutionFwdAlgo_t a) {
-  static const char* names[] = {"IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT",
-                                "FFT",           "FFT_TILING",            "WINOGRAD", "WINOGRAD_NONFUSED"};
-  return a >= 0 && a < 8 ? names[a] : "?";
 }
 
 const char* math_name(cudnnMathType_t m) {

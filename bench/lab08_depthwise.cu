@@ -42,6 +42,8 @@
 
 namespace {
 
+using course::cudnn::algorithm_name;
+
 /// One depthwise layer: input size x size, `channels`, 3x3, pad 1, `stride`.
 struct Layer {
   int size, channels, stride;
@@ -182,12 +184,6 @@ void run_version(int version, const float* x, const float* w, float* y, int n, c
     depthwise_v3<<<unsigned((total + 255) / 256), 256, 0, stream>>>(x, w, y, planes, l.channels, l.size, P, l.stride);
   }
   CUDA_CHECK(cudaGetLastError());
-}
-
-const char* algorithm_name(cudnnConvolutionFwdAlgo_t a) {
-  static const char* names[] = {"IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT",
-                                "FFT",           "FFT_TILING",            "WINOGRAD", "WINOGRAD_NONFUSED"};
-  return a >= 0 && a < 8 ? names[a] : "?";
 }
 
 double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {

@@ -107,6 +107,22 @@ class Owned {
   type object_ = nullptr;
 };
 
+/// cuDNN's name of a forward convolution algorithm without the CUDNN_CONVOLUTION_FWD_ALGO_ prefix
+/// ("IMPLICIT_PRECOMP_GEMM"), for the benchmarks' tables; "?" for a value this cuDNN added later.
+inline const char* algorithm_name(cudnnConvolutionFwdAlgo_t algo) {
+  switch (algo) {
+    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM: return "IMPLICIT_GEMM";
+    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM: return "IMPLICIT_PRECOMP_GEMM";
+    case CUDNN_CONVOLUTION_FWD_ALGO_GEMM: return "GEMM";
+    case CUDNN_CONVOLUTION_FWD_ALGO_DIRECT: return "DIRECT";
+    case CUDNN_CONVOLUTION_FWD_ALGO_FFT: return "FFT";
+    case CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING: return "FFT_TILING";
+    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD: return "WINOGRAD";
+    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED: return "WINOGRAD_NONFUSED";
+    default: return "?";
+  }
+}
+
 using Handle = Owned<detail::HandleTraits>;
 using TensorDescriptor = Owned<detail::TensorTraits>;
 using FilterDescriptor = Owned<detail::FilterTraits>;
