@@ -1,5 +1,7 @@
 // Lab 08's trusted harness, part C (see lab08_mobilenet_harness.hpp): the inverted residual
-// block and the whole MobileNetV2, host tensors in, host tensors out.
+// block and the whole MobileNetV2, host tensors in, host tensors out; and the speed gate's timed
+// networks (the student's, or in the reference worker the cuDNN + cuBLAS one registered by
+// cudnn_baseline.cu).
 #include "lab08_mobilenet_harness.hpp"
 
 #include <cuda_runtime_api.h>
@@ -8,6 +10,7 @@
 #include <climits>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,7 +18,9 @@
 #include "course/error.hpp"
 #include "course/mobilenet.hpp"
 #include "gpu_harness_kit.hpp"
+#include "gpu_timing_session.hpp"
 #include "lab08_harness_support.hpp"
+#include "lab08_mobilenet_baseline.hpp"
 #include "labs/lab08_conv_algorithms.hpp"
 
 namespace lab08_harness {
@@ -39,7 +44,41 @@ void require_images(const Tensor& images, const Tensor& logits) {
   logits.expect_shape({images.dim(0), mn::kNumClasses}, "logits");
 }
 
+// ---- the speed gate's networks ----------------------------------------------------------------
+
+/// The student's MobileNetV2 as the speed gate times it.
+class StudentNetwork final : public TimedMobileNet {
+ public:
+  StudentNetwork(const lab08::FoldedMobileNet& net, int max_batch) : model_(net, max_batch) {}
+  void forward(const float* d_images, int n, float* d_logits, cudaStream_t stream) override {
+    model_.forward(d_images, n, d_logits, stream);
+  }
+
+ private:
+  lab08::MobileNetV2 model_;
+};
+
+MobileNetFactory& cudnn_factory() {
+  static MobileNetFactory factory = nullptr;  // set before main() in the reference worker only
+  return factory;
+}
+
+grader_gpu_timing::TimedPipeline<TimedMobileNet>& timing() {
+  static grader_gpu_timing::TimedPipeline<TimedMobileNet> t;
+  return t;
+}
+
+/// Every function that builds a MobileNetV2 or runs a block calls this first: the network a
+/// previous timing_prepare built must be gone (a student's network may keep weights in
+/// __constant__ memory, which a new one -- or a block -- overwrites), and its memory with it.
+void release_timing_network() { timing().reset(); }
+
 }  // namespace
+
+bool register_cudnn_baseline(MobileNetFactory factory) {
+  cudnn_factory() = factory;
+  return true;
+}
 
 void inverted_residual_block(const Tensor& x, const lab08::FoldedBlock& block, int stride, Tensor& out,
                              std::uint64_t& workspace_bytes) {
@@ -63,6 +102,7 @@ void inverted_residual_block(const Tensor& x, const lab08::FoldedBlock& block, i
   const std::string fn = "lab08::inverted_residual_block";
   const int N = as_int(x.dim(0), "N"), C = as_int(in, "in"), Hd = as_int(hidden, "hidden"), O = as_int(outc, "out");
   const int H = as_int(x.dim(2), "H"), W = as_int(x.dim(3), "W");
+  release_timing_network();
   const std::size_t needed = lab08::inverted_residual_workspace(N, C, Hd, O, H, W, stride);
   require(needed <= kMaxWorkspaceBytes, "lab08::inverted_residual_workspace asks for " + std::to_string(needed) +
                                             " bytes: more than the harness gives (2 GiB); is the formula right?");
@@ -97,6 +137,7 @@ void mobilenet_forward(const lab08::FoldedMobileNet& net, const Tensor& images, 
   require(max_batch >= 1, "max_batch must be >= 1");
   const std::string fn = "lab08::MobileNetV2::forward";
   const int total = as_int(images.dim(0), "N");
+  release_timing_network();
   lab08::MobileNetV2 model(net, max_batch);  // construction may upload synchronously; that is fine
   Stream stream;
   const auto d_images = upload(images);
@@ -117,6 +158,7 @@ void mobilenet_forward_captured(const lab08::FoldedMobileNet& net, const Tensor&
   require_images(images, logits);
   const std::string fn = "lab08::MobileNetV2::forward";
   const int total = as_int(images.dim(0), "N");
+  release_timing_network();
   lab08::MobileNetV2 model(net, total);
   Stream stream;
   const auto d_images = upload(images);
@@ -130,6 +172,7 @@ void mobilenet_forward_captured(const lab08::FoldedMobileNet& net, const Tensor&
 
 void call_block_with_arguments(const std::string& function, const std::vector<int>& sizes,
                                const std::string& null_argument) {
+  release_timing_network();
   constexpr std::size_t kScratch = 1 << 16;
   course::DeviceBuffer<float> input(kScratch), output(kScratch), ew(kScratch), eb(kScratch), dw(kScratch),
       db(kScratch), pw(kScratch), pb(kScratch);
@@ -174,11 +217,39 @@ void call_mobilenet_with_arguments(const lab08::FoldedMobileNet& net, int max_ba
       d_logits(images * mn::kNumClasses);
   d_images.fill_bytes(0);
   CUDA_CHECK(cudaDeviceSynchronize());
+  release_timing_network();
   Stream stream;
   lab08::MobileNetV2 model(net, max_batch);
   model.forward(null_argument == "d_images" ? nullptr : d_images.get(), n,
                 null_argument == "d_logits" ? nullptr : d_logits.get(), stream.get());
   finish(stream, "lab08::MobileNetV2::forward");
+}
+
+void timing_prepare(const lab08::FoldedMobileNet& net, const Tensor& pool, const std::string& pipeline, int forwards) {
+  release_timing_network();
+  require(pool.rank() == 4 && pool.dim(0) >= 1, "timing_prepare: the pool must be [N,1,28,28]");
+  const int batch = as_int(pool.dim(0), "N");
+  std::unique_ptr<TimedMobileNet> timed;
+  if (pipeline == "student") {
+    timed = std::make_unique<StudentNetwork>(net, batch);
+  } else if (pipeline == "cudnn") {
+    if (cudnn_factory() == nullptr)
+      throw course::Error("the cuDNN + cuBLAS baseline exists only in the reference worker (built where cuDNN was found)");
+    timed = cudnn_factory()(net, batch);
+  } else {
+    throw course::Error("lab08 harness: timing_prepare: unknown pipeline '" + pipeline + "' (\"student\" or \"cudnn\")");
+  }
+  timing().prepare(std::move(timed), pool, mn::kNumClasses, forwards);
+}
+
+void timing_round(std::uint64_t nonce, bool run, std::vector<double>& event_ms) {
+  auto& t = timing();
+  t.session().round(
+      nonce, run,
+      [&](const float* images, int n, float* out, int* /*labels: forward() returns none*/, cudaStream_t stream) {
+        t.pipeline().forward(images, n, out, stream);
+      },
+      "lab08::MobileNetV2::forward", event_ms);
 }
 
 }  // namespace lab08_harness

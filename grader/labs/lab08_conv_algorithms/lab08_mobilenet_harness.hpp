@@ -58,4 +58,19 @@ void call_block_with_arguments(const std::string& function, const std::vector<in
 void call_mobilenet_with_arguments(const lab08::FoldedMobileNet& net, int max_batch, int n,
                                    const std::string& null_argument);
 
+/// The speed gate (grader/testkit/gpu_speed.hpp, grader/labs/gpu_timing_session.hpp): builds one
+/// network for batches of the pool's size and uploads the pool of real images the rounds are made
+/// from, kept until the next timing_prepare or until another function here builds a MobileNetV2.
+/// `pipeline` is "student" (this worker's lab08::MobileNetV2) or "cudnn" (the same network through
+/// cuDNN + cuBLAS, lab08_mobilenet_baseline.hpp, which only the reference worker contains:
+/// anywhere else it throws course::Error).
+void timing_prepare(const lab08::FoldedMobileNet& net, const course::Tensor& pool, const std::string& pipeline,
+                    int forwards);
+/// One round of the speed gate: R = `forwards` calls of the prepared network on R batches made on
+/// the GPU from `nonce` (`run` false: the same round without the calls, its fixed cost). Every
+/// call's logits [R*N,10] (and labels, left at -1: forward() returns none) are left in the region
+/// shared with the test program; event_ms: the harness's CUDA-event time of each call
+/// (information only, never a verdict).
+void timing_round(std::uint64_t nonce, bool run, std::vector<double>& event_ms);
+
 }  // namespace lab08_harness

@@ -30,4 +30,13 @@ void call_mobilenet_with_arguments(const lab08::FoldedMobileNet& net, int max_ba
   COURSE_RPC_FORWARD(lab08_harness::call_mobilenet_with_arguments, net, max_batch, n, null_argument);
 }
 
+void timing_prepare(const lab08::FoldedMobileNet& net, const course::Tensor& pool, const std::string& pipeline,
+                    int forwards) {
+  COURSE_RPC_FORWARD(lab08_harness::timing_prepare, net, pool, pipeline, forwards);
+}
+
+void timing_round(std::uint64_t nonce, bool run, std::vector<double>& event_ms) {
+  COURSE_RPC_FORWARD(lab08_harness::timing_round, nonce, run, event_ms);
+}
+
 }  // namespace lab08_harness

@@ -39,7 +39,7 @@ std::uint64_t check_random_conv(const std::string& what, course::Rng& rng, int n
 
 TEST_CASE("conv2d_im2col_gemm: the worked example -- the depthwise example's image and filter as a dense convolution") {
   // One input and one output channel: a dense 3x3 convolution is then the depthwise one, so the
-  // numbers are the hand-computed ones of 1_depthwise_tests.cpp, plus the bias 0.5.
+  // numbers are the hand-computed ones of 01_depthwise_tests.cpp, plus the bias 0.5.
   const Tensor x(Shape{1, 1, 4, 4}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16});
   const Tensor w(Shape{1, 1, 3, 3}, {0, 0, 0, 0, 1, 2, 0, 10, 0});
   const Tensor b(Shape{1}, {0.5f});
