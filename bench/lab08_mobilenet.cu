@@ -81,7 +81,7 @@ struct Bench {
   void time(const std::string& workload, const std::string& version, int batch, const std::function<void(cudaStream_t)>& work) {
     const course::TimingStats t = timer->time(work, options);
     rows.push_back({workload, version, batch, t.median_ms, t.min_ms});
-    std::printf("  %-34s %-18s %6d  %10.4f ms\n", workload.c_str(), version.c_str(), batch, t.median_ms);
+    std::printf("  %-34s %-22s %6d  %10.4f ms\n", workload.c_str(), version.c_str(), batch, t.median_ms);
     std::fflush(stdout);
   }
   bool check(const std::string& what, const Tensor& actual, const Tensor& expected, course::Tolerance tol) {
@@ -313,14 +313,14 @@ void report(const std::vector<Row>& rows, const std::string& device, const std::
     if (!csv) throw course::Error("cannot open " + csv_path);
     if (fresh) std::fprintf(csv, "workload,version,batch,median_ms,min_ms,images_per_s,x_cudnn,device\n");
   }
-  std::printf("\n%s\n| workload                           | version            |  batch |  median ms |   images/s | x cuDNN |\n",
+  std::printf("\n%s\n| workload                           | version               |  batch |  median ms |   images/s | x cuDNN |\n",
               device.c_str());
-  std::printf("|------------------------------------|--------------------|-------:|-----------:|-----------:|--------:|\n");
+  std::printf("|------------------------------------|-----------------------|-------:|-----------:|-----------:|--------:|\n");
   for (const Row& r : rows) {
     const auto it = cudnn.find({r.workload, r.batch});
     const double ratio = it == cudnn.end() ? 0.0 : it->second / r.median_ms;
     const double per_s = r.batch / (r.median_ms / 1000.0);
-    std::printf("| %-34s | %-18s | %6d | %10.4f | %10.0f | %7.2f |\n", r.workload.c_str(), r.version.c_str(), r.batch,
+    std::printf("| %-34s | %-21s | %6d | %10.4f | %10.0f | %7.2f |\n", r.workload.c_str(), r.version.c_str(), r.batch,
                 r.median_ms, per_s, ratio);
     if (csv)
       std::fprintf(csv, "%s,%s,%d,%.6f,%.6f,%.1f,%.4f,%s\n", r.workload.c_str(), r.version.c_str(), r.batch, r.median_ms,

@@ -19,7 +19,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 cmake --build "$build" --target lab08_mobilenet
 rm -f "$prefix.csv"
 set +e
-"$build/bench/lab08_mobilenet" --csv "$prefix.csv" --logits "$prefix.logits.bin" "$@" 2>&1 | tee "$prefix.txt"
+# Which source was measured (the lead re-runs this after merging faster solutions).
+git -C "$here/.." log -1 --format='source: commit %h (%cs) %s' > "$prefix.txt" 2>/dev/null || : > "$prefix.txt"
+"$build/bench/lab08_mobilenet" --csv "$prefix.csv" --logits "$prefix.logits.bin" "$@" 2>&1 | tee -a "$prefix.txt"
 ours=${PIPESTATUS[0]}
 python3 "$here/torch_mobilenet.py" --csv "$prefix.csv" --ours "$prefix.logits.bin" 2>&1 | tee -a "$prefix.txt"
 torch=${PIPESTATUS[0]}

@@ -49,7 +49,7 @@ def fold(t, prefix, eps):
 def build(tensors, eps, torch, dev):
     """The folded parameters on the GPU: {'stem': (w, b), 'blocks': [dict], 'head': (w, b), 'classifier': (w, b)}."""
     def gpu(*arrays):
-        return tuple(torch.from_numpy(np.ascontiguousarray(a)).to(dev) for a in arrays)
+        return tuple(torch.from_numpy(np.array(a, dtype=np.float32)).to(dev) for a in arrays)  # a writable copy
 
     net = {"stem": gpu(*fold(tensors, "stem", eps)), "blocks": []}
     for i, stride in enumerate(STRIDES):
