@@ -114,6 +114,16 @@ struct BlockArgs {
 
 static __device__ __forceinline__ float relu6(float v) { return fminf(fmaxf(v, 0.0f), 6.0f); }
 
+/// *dst = valid ? *src : 0, as an asynchronous copy (cp.async, sm_80+): a thread issues all its
+/// copies back to back without waiting for each load, so staging costs one memory latency, not
+/// one per element. `src` must be a valid address even when !valid (nothing is read then).
+static __device__ __forceinline__ void copy_async(float* dst, const float* src, bool valid) {
+  const unsigned shared_address = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(shared_address), "l"(src),
+               "r"(valid ? 4 : 0));
+}
+static __device__ __forceinline__ void wait_async_copies() { asm volatile("cp.async.wait_all;\n" ::); }
+
 /// acc[i][j] += sum_{k < k_end} a[i * a_row_step + k] * b[k * b_row_step + j] for the thread's
 /// 8 rows (i) and 4 columns (j), k_end a multiple of 4: per 4 values of k, 8 float4 loads of the
 /// weights (one per row) and 4 float4 loads of the pixels feed 128 multiply-adds.
@@ -180,13 +190,12 @@ static __global__ void __launch_bounds__(kThreads, kCtasPerSm) tiled_block_kerne
   //    the micro-tiles may read whole float4s).
   for (int i = tid; i < t.in_rows * t.window_stride; i += kThreads) {
     const int k = i / t.window_stride, j = i % t.window_stride;
-    float v = 0.0f;
-    if (k < a.in && j < window_pixels) {
-      const int g = j / win_plane, r = j % win_plane;
-      v = x[(g * a.in + k) * plane + (h_lo + r / win_cols) * a.W + w_lo + r % win_cols];
-    }
-    window[i] = v;
+    const bool valid = k < a.in && j < window_pixels;
+    const int g = valid ? j / win_plane : 0, r = valid ? j % win_plane : 0;
+    const int offset = valid ? (g * a.in + k) * plane + (h_lo + r / win_cols) * a.W + w_lo + r % win_cols : 0;
+    copy_async(window + i, x + offset, valid);
   }
+  // (waited for with the first chunk's weights)
 
   const int expand_row = tid % kExpandRowGroups;    // expanded channels expand_row + 4 i
   const int project_row = tid % kProjectRowGroups;  // output channels o0 + project_row + kProjectRowGroups i
@@ -207,17 +216,21 @@ static __global__ void __launch_bounds__(kThreads, kCtasPerSm) tiled_block_kerne
     if (expand)
       for (int i = tid; i < kChunk * t.expand_stride; i += kThreads) {
         const int c = i / t.expand_stride, k = i % t.expand_stride;
-        w_expand[i] = c < chunk && k < a.in ? a.wt.expand_weight[(c0 + c) * a.in + k] : 0.0f;
+        const bool valid = c < chunk && k < a.in;
+        copy_async(w_expand + i, a.wt.expand_weight + (valid ? (c0 + c) * a.in + k : 0), valid);
       }
     for (int i = tid; i < kOutTile * kProjectWeightStride; i += kThreads) {
       const int o = i / kProjectWeightStride, c = i % kProjectWeightStride;
-      w_project[i] = o0 + o < a.out && c < chunk ? a.wt.project_weight[(o0 + o) * a.hidden + c0 + c] : 0.0f;
+      const bool valid = o0 + o < a.out && c < chunk;
+      copy_async(w_project + i, a.wt.project_weight + (valid ? (o0 + o) * a.hidden + c0 + c : 0), valid);
     }
-    for (int i = tid; i < kChunk * 9; i += kThreads) w_depthwise[i] = i < chunk * 9 ? a.wt.depthwise_weight[c0 * 9 + i] : 0.0f;
+    for (int i = tid; i < kChunk * 9; i += kThreads)
+      copy_async(w_depthwise + i, a.wt.depthwise_weight + (i < chunk * 9 ? c0 * 9 + i : 0), i < chunk * 9);
     if (tid < kChunk) {
-      b_depthwise[tid] = tid < chunk ? a.wt.depthwise_bias[c0 + tid] : 0.0f;
-      b_expand[tid] = expand && tid < chunk ? a.wt.expand_bias[c0 + tid] : 0.0f;
+      copy_async(b_depthwise + tid, a.wt.depthwise_bias + (tid < chunk ? c0 + tid : 0), tid < chunk);
+      if (expand) copy_async(b_expand + tid, a.wt.expand_bias + (tid < chunk ? c0 + tid : 0), tid < chunk);
     }
+    wait_async_copies();
     __syncthreads();
 
     // 2. Expansion: [kChunk x in] x [in x window pixels] + bias, ReLU6 -> expanded.
@@ -239,35 +252,32 @@ static __global__ void __launch_bounds__(kThreads, kCtasPerSm) tiled_block_kerne
       __syncthreads();
     }
 
-    // 3. Depthwise 3x3 + bias + ReLU6 -> depthwise. A thread keeps its output pixels and walks
-    //    the channels, so the pixel's window offsets are worked out once per chunk.
+    // 3. Depthwise 3x3 + bias + ReLU6 -> depthwise, one (channel, pixel) per thread and step;
+    //    rows chunk .. chunk_rows-1 and the pixels past the tile are written as 0 (the
+    //    projection reads them, times zero weights: they must not hold NaN).
     const float* source = expand ? expanded : window + c0 * t.window_stride;  // t = 1: the input itself
-    for (int j = tid; j < t.tile_stride; j += kThreads) {
-      const bool real = j < tile_pixels;
-      int base = 0;      // the window offset of the pixel's top-left tap (which may lie outside)
-      unsigned taps = 0;  // bit tap: that tap lies inside the image
-      if (real) {
+    for (int i = tid; i < chunk_rows * t.tile_stride; i += kThreads) {
+      const int c = i / t.tile_stride, j = i % t.tile_stride;
+      float v = 0.0f;
+      if (c < chunk && j < tile_pixels) {
         const int g = j / tile_plane, r = j % tile_plane;
         const int h0 = (p0 + r / cols) * kStride - 1, w0 = (q0 + r % cols) * kStride - 1;
-        base = g * win_plane + (h0 - h_lo) * win_cols + (w0 - w_lo);
+        const float* e = source + c * t.window_stride + g * win_plane;
+        float sum = b_depthwise[c];
 #pragma unroll
-        for (int tap = 0; tap < 9; ++tap) {
-          const int h = h0 + tap / 3, w = w0 + tap % 3;
-          if (h >= 0 && h < a.H && w >= 0 && w < a.W) taps |= 1u << tap;
-        }
-      }
-      for (int c = 0; c < chunk_rows; ++c) {
-        float v = 0.0f;
-        if (real && c < chunk) {
-          const float* e = source + c * t.window_stride + base;
-          float sum = b_depthwise[c];
+        for (int dr = 0; dr < 3; ++dr) {
+          const int h = h0 + dr;
+          if (h < 0 || h >= a.H) continue;
 #pragma unroll
-          for (int tap = 0; tap < 9; ++tap)
-            if (taps & (1u << tap)) sum = fmaf(w_depthwise[c * 9 + tap], e[(tap / 3) * win_cols + tap % 3], sum);
-          v = relu6(sum);
+          for (int ds = 0; ds < 3; ++ds) {
+            const int w = w0 + ds;
+            if (w >= 0 && w < a.W)
+              sum = fmaf(w_depthwise[c * 9 + dr * 3 + ds], e[(h - h_lo) * win_cols + (w - w_lo)], sum);
+          }
         }
-        depthwise[c * t.tile_stride + j] = v;
+        v = relu6(sum);
       }
+      depthwise[i] = v;
     }
     __syncthreads();
 
