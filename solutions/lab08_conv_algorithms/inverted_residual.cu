@@ -168,6 +168,7 @@ static __global__ void __launch_bounds__(kThreads, kCtasPerSm) tiled_block_kerne
   float* w_depthwise = w_project + kOutTile * kProjectWeightStride;        // [kChunk][9]
   float* b_depthwise = w_depthwise + kChunk * 9;                           // [kChunk]
   float* b_expand = b_depthwise + kChunk;                                  // [kChunk]
+  int2* pixel_taps = reinterpret_cast<int2*>(b_expand + kChunk);           // [tile_stride]
 
   // This CTA's tile: images n0 .. n0+images-1, output rows p0.., columns q0.., channels o0...
   const int tiles = t.tiles_p * t.tiles_q;
@@ -196,6 +197,23 @@ static __global__ void __launch_bounds__(kThreads, kCtasPerSm) tiled_block_kerne
     copy_async(window + i, x + offset, valid);
   }
   // (waited for with the first chunk's weights)
+
+  // Per output pixel of the tile, once: the window offset of its top-left tap (which may lie in
+  // the padding) and a 9-bit mask of the taps inside the image, so that the depthwise step of
+  // every chunk does no index arithmetic.
+  for (int j = tid; j < t.tile_stride; j += kThreads) {
+    int base = 0, inside = 0;
+    if (j < tile_pixels) {
+      const int g = j / tile_plane, r = j % tile_plane;
+      const int h0 = (p0 + r / cols) * kStride - 1, w0 = (q0 + r % cols) * kStride - 1;
+      base = g * win_plane + (h0 - h_lo) * win_cols + (w0 - w_lo);
+      for (int tap = 0; tap < 9; ++tap) {
+        const int h = h0 + tap / 3, w = w0 + tap % 3;
+        if (h >= 0 && h < a.H && w >= 0 && w < a.W) inside |= 1 << tap;
+      }
+    }
+    pixel_taps[j] = make_int2(base, inside);
+  }
 
   const int expand_row = tid % kExpandRowGroups;    // expanded channels expand_row + 4 i
   const int project_row = tid % kProjectRowGroups;  // output channels o0 + project_row + kProjectRowGroups i
@@ -256,28 +274,20 @@ static __global__ void __launch_bounds__(kThreads, kCtasPerSm) tiled_block_kerne
     //    rows chunk .. chunk_rows-1 and the pixels past the tile are written as 0 (the
     //    projection reads them, times zero weights: they must not hold NaN).
     const float* source = expand ? expanded : window + c0 * t.window_stride;  // t = 1: the input itself
+    int c = tid / t.tile_stride, j = tid % t.tile_stride;  // item tid + k * kThreads, walked incrementally
     for (int i = tid; i < chunk_rows * t.tile_stride; i += kThreads) {
-      const int c = i / t.tile_stride, j = i % t.tile_stride;
+      const int2 taps = pixel_taps[j];  // padding pixels past the tile have no taps inside
       float v = 0.0f;
-      if (c < chunk && j < tile_pixels) {
-        const int g = j / tile_plane, r = j % tile_plane;
-        const int h0 = (p0 + r / cols) * kStride - 1, w0 = (q0 + r % cols) * kStride - 1;
-        const float* e = source + c * t.window_stride + g * win_plane;
+      if (c < chunk && taps.y != 0) {
+        const float* e = source + c * t.window_stride + taps.x;
         float sum = b_depthwise[c];
 #pragma unroll
-        for (int dr = 0; dr < 3; ++dr) {
-          const int h = h0 + dr;
-          if (h < 0 || h >= a.H) continue;
-#pragma unroll
-          for (int ds = 0; ds < 3; ++ds) {
-            const int w = w0 + ds;
-            if (w >= 0 && w < a.W)
-              sum = fmaf(w_depthwise[c * 9 + dr * 3 + ds], e[(h - h_lo) * win_cols + (w - w_lo)], sum);
-          }
-        }
+        for (int tap = 0; tap < 9; ++tap)
+          if (taps.y & (1 << tap)) sum = fmaf(w_depthwise[c * 9 + tap], e[(tap / 3) * win_cols + tap % 3], sum);
         v = relu6(sum);
       }
       depthwise[i] = v;
+      for (j += kThreads; j >= t.tile_stride; j -= t.tile_stride) ++c;
     }
     __syncthreads();
 
@@ -464,7 +474,8 @@ Tiling make_tiling(const Shape& s, int images, int rows, int cols) {
   t.expand_stride = round_up(s.in + 4, 8) - 4;
   const std::int64_t floats = std::int64_t{t.in_rows} * t.window_stride +
                               (s.expand ? std::int64_t{kChunk} * (t.window_stride + t.expand_stride) : 0) +
-                              std::int64_t{kChunk} * t.tile_stride + s.out_tile * kProjectWeightStride + kChunk * 11;
+                              std::int64_t{kChunk} * t.tile_stride + s.out_tile * kProjectWeightStride + kChunk * 11 +
+                              2 * std::int64_t{t.tile_stride};  // + pixel_taps
   t.smem_bytes = floats * 4;
   return t;
 }
@@ -477,14 +488,18 @@ double estimated_cost(const Shape& s, const Tiling& t, const DeviceLimits& d) {
   const auto steps = [](double items) { return std::ceil(items / kThreads); };
   const double chunks = std::ceil(s.hidden / static_cast<double>(kChunk));
   const double expand = s.expand ? steps(kExpandRowGroups * window / 4) * round_up(s.in, 4) * 32.0 : 0.0;
-  const double depthwise = steps(tile) * kChunk * 12.0;
+  const double depthwise = steps(tile * kChunk) * 30.0;
   const double project = steps(s.out_tile / kMicroRows * tile / 4) * kChunk * 32.0;
   const double per_cta = chunks * (expand + depthwise + project + 600.0) + steps(t.in_rows * window) * 20.0;
+  // Up to `resident` CTAs share an SM; two of them overlap well (one CTA of 8 warps leaves the
+  // FP32 pipes idle much of the time), so an SM finishes a pair in ~1.2 times one CTA's time.
   const int resident = static_cast<int>(std::min<std::int64_t>(kCtasPerSm, d.smem_per_sm / (t.smem_bytes + 1024)));
+  if (resident < 1) return 1e30;
   const double ctas = std::ceil(s.N / static_cast<double>(t.images)) * t.tiles_p * t.tiles_q *
                       std::ceil(s.out / static_cast<double>(s.out_tile));
-  const double waves = std::ceil(ctas / (static_cast<double>(d.sms) * resident));
-  return waves * per_cta * resident * (resident == 1 ? 1.4 : 1.0);
+  const double per_sm = std::ceil(ctas / d.sms);  // CTAs the busiest SM runs
+  const double rounds = std::ceil(per_sm / resident);
+  return rounds * per_cta * (std::min<double>(per_sm, resident) > 1 ? 1.2 : 1.0);
 }
 
 /// The cheapest tiling by estimated_cost among: g whole images per CTA (small images), or bands
