@@ -13,13 +13,16 @@
 //     the neighbouring band computes too). The host picks the tile per block shape with a small
 //     cost model (choose_tiling): pixels per CTA, halo, shared memory per CTA (two CTAs per SM
 //     when possible) and how evenly the CTAs fill the GPU.
-//   - The tile's input window, all input channels, is staged in shared memory ONCE.
+//   - The tile's input window, all input channels, is staged in shared memory ONCE, and each
+//     chunk's weights once per chunk, both with cp.async (a thread issues all its copies
+//     without waiting for each: one memory latency per stage, not one per element).
 //   - The hidden channels go through in chunks of 32. Per chunk: (1) the expansion is a small
 //     GEMM, [32 x in] weights times the [in x window pixels] input, each thread computing an
 //     8-channel x 4-pixel micro-tile from float4 shared-memory loads (12 loads per 128
 //     multiply-adds), + bias, ReLU6, into shared memory; (2) the depthwise 3x3 + bias + ReLU6 of
 //     the chunk from there into a second shared array (zero padding = positions outside the
-//     image count as 0, NOT relu6(expand bias)); (3) the projection is a second GEMM, [out x 32]
+//     image count as 0, NOT relu6(expand bias); a per-pixel table of window offset and tap mask,
+//     built once per CTA, spares the integer arithmetic); (3) the projection is a second GEMM, [out x 32]
 //     times [32 x tile pixels], accumulated across chunks in registers (up to 64 per thread).
 //   - The weights of the chunk are staged in shared memory with row strides of 4 (mod 8) floats,
 //     so that the micro-tiles' float4 loads of different rows hit different banks.
