@@ -4,22 +4,40 @@
 //
 // Unfused, a block writes its expanded tensor [N,hidden,H,W] (6x the input) to global memory,
 // reads it back for the depthwise step, writes the depthwise output and reads it back for the
-// projection. Here ONE kernel does the whole block and neither intermediate leaves the SM:
-//   - a CTA owns one image and an 8x8 tile of OUTPUT pixels (and up to 64 output channels; a
-//     second group of CTAs takes channels 64..127 and so on, which MobileNetV2 never needs);
-//   - it walks the hidden channels in chunks of 32. For each chunk it computes the expanded
-//     values of the tile's input window -- the 8x8 outputs' 3x3 windows: 10x10 pixels at stride
-//     1, 17x17 at stride 2 -- into shared memory (1x1 expansion + bias + ReLU6, reading the input
-//     through L1; positions outside the image are the depthwise step's zero padding, so they hold
-//     0, NOT relu6(bias)); then the depthwise 3x3 + bias + ReLU6 of the chunk from shared memory
-//     into a second shared array; then every thread adds the chunk's contribution to its 16
-//     projection accumulators (registers);
-//   - at the end: + projection bias, + the input pixel when the block is residual, one write.
-// The expansion of the halo (the window's border) is computed by both neighbouring tiles: the
-// price of not storing it (10 x 10 expanded pixels for 8 x 8 outputs at stride 1: 1.56 times the
-// expansion work; chapter 8, section 7).
+// projection. Here ONE kernel does the whole block and neither intermediate leaves the SM.
+//
+// The design, and why:
+//   - A CTA owns a TILE of output pixels: several whole images when the images are small (7x7,
+//     14x14: no halo at all, and enough pixels to keep 256 threads busy), or a band of output
+//     rows of one image when they are large (each band's input window has a one-row halo that
+//     the neighbouring band computes too). The host picks the tile per block shape with a small
+//     cost model (choose_tiling): pixels per CTA, halo, shared memory per CTA (two CTAs per SM
+//     when possible) and how evenly the CTAs fill the GPU.
+//   - The tile's input window, all input channels, is staged in shared memory ONCE, and each
+//     chunk's weights once per chunk, both with cp.async (a thread issues all its copies
+//     without waiting for each: one memory latency per stage, not one per element).
+//   - The hidden channels go through in chunks of 32. Per chunk: (1) the expansion is a small
+//     GEMM, [32 x in] weights times the [in x window pixels] input, each thread computing an
+//     8-channel x 4-pixel micro-tile from float4 shared-memory loads (12 loads per 128
+//     multiply-adds), + bias, ReLU6, into shared memory; (2) the depthwise 3x3 + bias + ReLU6 of
+//     the chunk from there into a second shared array (zero padding = positions outside the
+//     image count as 0, NOT relu6(expand bias); a per-pixel table of window offset and tap mask,
+//     built once per CTA, spares the integer arithmetic); (3) the projection is a second GEMM, [out x 32]
+//     times [32 x tile pixels], accumulated across chunks in registers (up to 64 per thread).
+//   - The weights of the chunk are staged in shared memory with row strides of 4 (mod 8) floats,
+//     so that the micro-tiles' float4 loads of different rows hit different banks.
+//   - At the end: + projection bias, + the input pixel when the block is residual, one write.
+//   - A CTA covers at most 128 output channels (its accumulators live in registers); wider
+//     blocks use several CTAs per tile (blockIdx.y), each recomputing the expansion.
+//   - A block whose window cannot fit in shared memory even for one output pixel (thousands of
+//     input channels; never MobileNetV2) runs a simple fused kernel instead (one thread per
+//     expanded value), kept as the fallback.
 // The workspace is 0 bytes.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstdint>
 #include <string>
 
@@ -30,12 +48,27 @@
 namespace lab08 {
 namespace {
 
-constexpr int kTile = 8;                       // output tile: kTile x kTile pixels
-constexpr int kTilePixels = kTile * kTile;     // 64
-constexpr int kChunk = 32;                     // hidden channels per pass through shared memory
-constexpr int kOutGroup = 64;                  // output channels per CTA
 constexpr int kThreads = 256;
-constexpr int kAccPerThread = kOutGroup * kTilePixels / kThreads;  // 16
+constexpr int kChunk = 32;                             // hidden channels per pass through shared memory
+constexpr int kMicroRows = 8, kMicroCols = 4;          // a thread's micro-tile: 8 channels x 4 pixels
+constexpr int kExpandRowGroups = kChunk / kMicroRows;  // 4 threads share a column of the expansion
+constexpr int kProjectPasses = 2;                      // micro-tiles of accumulators per thread
+constexpr int kProjectWeightStride = kChunk + 4;       // 36 floats: rows 4 banks apart
+constexpr int kMaxOutTile = 128;                       // output channels per CTA, at most
+constexpr int kCtasPerSm = 2;                          // the register budget (__launch_bounds__)
+
+// The fallback kernel (see the top): one image and an 8x8 output tile per CTA.
+constexpr int kFallbackTile = 8;
+constexpr int kFallbackTilePixels = kFallbackTile * kFallbackTile;
+constexpr int kFallbackOutGroup = 64;
+constexpr int kFallbackAccumulators = kFallbackOutGroup * kFallbackTilePixels / kThreads;  // 16
+
+__host__ __device__ constexpr int round_up(int v, int m) { return (v + m - 1) / m * m; }
+// Output pixels one CTA covers with its accumulators, for a tile of out_tile output channels:
+// out_tile / 8 threads share a pixel column, each with kProjectPasses micro-tiles of 4 pixels.
+constexpr int tile_pixel_capacity(int out_tile) {
+  return kProjectPasses * (kThreads / (out_tile / kMicroRows)) * kMicroCols;
+}
 
 void require(bool ok, const std::string& message) {
   if (!ok) throw course::Error("lab08::inverted_residual_block: " + message);
@@ -55,40 +88,275 @@ void validate_sizes(int N, int in, int hidden, int out, int H, int W, int stride
   for (int i = 0; i < 5; ++i)
     require(counts[i] <= INT_MAX,
             std::string(what[i]) + " too large for int indexing (" + std::to_string(counts[i]) + " elements)");
-  require((out + kOutGroup - 1) / kOutGroup <= 65535, "out too large: more output channels than the grid covers");
+  require((out + kFallbackOutGroup - 1) / kFallbackOutGroup <= 65535,
+          "out too large: more output channels than the grid covers");
 }
+
+/// How the tiled kernel cuts the block: `images` whole images x a `rows` x `cols` tile of output
+/// pixels per CTA, and the shared-memory strides that follow from it.
+struct Tiling {
+  int images = 1, rows = 1, cols = 1;
+  int tiles_p = 1, tiles_q = 1;  // output tiles per image, down and across
+  int window_stride = 0;         // floats per channel of the staged input window (max over CTAs, % 4 == 0)
+  int tile_stride = 0;           // floats per channel of the depthwise output (% 4 == 0)
+  int in_rows = 0;               // input channels rounded up to 4 (the expansion's K; extra rows are 0)
+  int expand_stride = 0;         // floats per row of the staged expand weights: >= in_rows, 4 (mod 8)
+  std::int64_t smem_bytes = 0;
+};
+
+struct BlockArgs {
+  InvertedResidualWeights wt;
+  const float* x;
+  float* y;
+  int N, in, hidden, out, H, W, P, Q;
+  bool residual;
+  Tiling tiling;
+};
 
 }  // namespace
 
+static __device__ __forceinline__ float relu6(float v) { return fminf(fmaxf(v, 0.0f), 6.0f); }
+
+/// *dst = valid ? *src : 0, as an asynchronous copy (cp.async, sm_80+): a thread issues all its
+/// copies back to back without waiting for each load, so staging costs one memory latency, not
+/// one per element. `src` must be a valid address even when !valid (nothing is read then).
+static __device__ __forceinline__ void copy_async(float* dst, const float* src, bool valid) {
+  const unsigned shared_address = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(shared_address), "l"(src),
+               "r"(valid ? 4 : 0));
+}
+static __device__ __forceinline__ void wait_async_copies() { asm volatile("cp.async.wait_all;\n" ::); }
+
+/// acc[i][j] += sum_{k < k_end} a[i * a_row_step + k] * b[k * b_row_step + j] for the thread's
+/// 8 rows (i) and 4 columns (j), k_end a multiple of 4: per 4 values of k, 8 float4 loads of the
+/// weights (one per row) and 4 float4 loads of the pixels feed 128 multiply-adds.
+static __device__ __forceinline__ void micro_tile_product(float (&acc)[kMicroRows][kMicroCols],
+                                                          const float* __restrict__ a, int a_row_step,
+                                                          const float* __restrict__ b, int b_row_step, int k_end) {
+#pragma unroll 1
+  for (int k = 0; k < k_end; k += 4) {
+    float4 pixels[4];
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) pixels[kk] = *reinterpret_cast<const float4*>(b + (k + kk) * b_row_step);
+#pragma unroll
+    for (int i = 0; i < kMicroRows; ++i) {
+      const float4 w = *reinterpret_cast<const float4*>(a + i * a_row_step + k);
+      const float wk[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) {
+        acc[i][0] = fmaf(wk[kk], pixels[kk].x, acc[i][0]);
+        acc[i][1] = fmaf(wk[kk], pixels[kk].y, acc[i][1]);
+        acc[i][2] = fmaf(wk[kk], pixels[kk].z, acc[i][2]);
+        acc[i][3] = fmaf(wk[kk], pixels[kk].w, acc[i][3]);
+      }
+    }
+  }
+}
+
+template <int kStride, int kOutTile>
+static __global__ void __launch_bounds__(kThreads, kCtasPerSm) tiled_block_kernel(const BlockArgs a) {
+  constexpr int kProjectRowGroups = kOutTile / kMicroRows;  // threads sharing a pixel column
+  constexpr int kProjectColStep = kThreads / kProjectRowGroups * kMicroCols;
+  const Tiling& t = a.tiling;
+  const bool expand = a.wt.expand_weight != nullptr;
+  const int tid = threadIdx.x;
+
+  // Shared memory, every array starting at a multiple of 4 floats (float4 loads).
+  extern __shared__ float4 smem_float4[];
+  float* window = reinterpret_cast<float*>(smem_float4);                   // [in_rows][window_stride]
+  float* expanded = window + t.in_rows * t.window_stride;                  // [kChunk][window_stride]
+  float* depthwise = expanded + (expand ? kChunk * t.window_stride : 0);   // [kChunk][tile_stride]
+  float* w_expand = depthwise + kChunk * t.tile_stride;                    // [kChunk][expand_stride]
+  float* w_project = w_expand + (expand ? kChunk * t.expand_stride : 0);   // [kOutTile][36]
+  float* w_depthwise = w_project + kOutTile * kProjectWeightStride;        // [kChunk][9]
+  float* b_depthwise = w_depthwise + kChunk * 9;                           // [kChunk]
+  float* b_expand = b_depthwise + kChunk;                                  // [kChunk]
+  int2* pixel_taps = reinterpret_cast<int2*>(b_expand + kChunk);           // [tile_stride]
+
+  // This CTA's tile: images n0 .. n0+images-1, output rows p0.., columns q0.., channels o0...
+  const int tiles = t.tiles_p * t.tiles_q;
+  const int n0 = (blockIdx.x / tiles) * t.images, tile = blockIdx.x % tiles;
+  const int images = min(t.images, a.N - n0);
+  const int p0 = (tile / t.tiles_q) * t.rows, q0 = (tile % t.tiles_q) * t.cols;
+  const int rows = min(t.rows, a.P - p0), cols = min(t.cols, a.Q - q0);
+  const int o0 = blockIdx.y * kOutTile;
+  // Its input window: the rows and columns the tile's 3x3 windows touch, clipped to the image
+  // (what lies outside is the depthwise step's zero padding and is never stored).
+  const int h_lo = max(0, p0 * kStride - 1), h_hi = min(a.H - 1, (p0 + rows - 1) * kStride + 1);
+  const int w_lo = max(0, q0 * kStride - 1), w_hi = min(a.W - 1, (q0 + cols - 1) * kStride + 1);
+  const int win_cols = w_hi - w_lo + 1, win_plane = (h_hi - h_lo + 1) * win_cols;
+  const int window_pixels = images * win_plane;
+  const int tile_plane = rows * cols, tile_pixels = images * tile_plane;
+  const int plane = a.H * a.W;
+  const float* __restrict__ x = a.x + n0 * a.in * plane;
+
+  // 0. The input window, every input channel, once (0 past the last channel and pixel, so that
+  //    the micro-tiles may read whole float4s).
+  for (int i = tid; i < t.in_rows * t.window_stride; i += kThreads) {
+    const int k = i / t.window_stride, j = i % t.window_stride;
+    const bool valid = k < a.in && j < window_pixels;
+    const int g = valid ? j / win_plane : 0, r = valid ? j % win_plane : 0;
+    const int offset = valid ? (g * a.in + k) * plane + (h_lo + r / win_cols) * a.W + w_lo + r % win_cols : 0;
+    copy_async(window + i, x + offset, valid);
+  }
+  // (waited for with the first chunk's weights)
+
+  // Per output pixel of the tile, once: the window offset of its top-left tap (which may lie in
+  // the padding) and a 9-bit mask of the taps inside the image, so that the depthwise step of
+  // every chunk does no index arithmetic.
+  for (int j = tid; j < t.tile_stride; j += kThreads) {
+    int base = 0, inside = 0;
+    if (j < tile_pixels) {
+      const int g = j / tile_plane, r = j % tile_plane;
+      const int h0 = (p0 + r / cols) * kStride - 1, w0 = (q0 + r % cols) * kStride - 1;
+      base = g * win_plane + (h0 - h_lo) * win_cols + (w0 - w_lo);
+      for (int tap = 0; tap < 9; ++tap) {
+        const int h = h0 + tap / 3, w = w0 + tap % 3;
+        if (h >= 0 && h < a.H && w >= 0 && w < a.W) inside |= 1 << tap;
+      }
+    }
+    pixel_taps[j] = make_int2(base, inside);
+  }
+
+  const int expand_row = tid % kExpandRowGroups;    // expanded channels expand_row + 4 i
+  const int project_row = tid % kProjectRowGroups;  // output channels o0 + project_row + kProjectRowGroups i
+  const int project_col = (tid / kProjectRowGroups) * kMicroCols;
+  float acc[kProjectPasses][kMicroRows][kMicroCols];
+#pragma unroll
+  for (int pass = 0; pass < kProjectPasses; ++pass)
+#pragma unroll
+    for (int i = 0; i < kMicroRows; ++i)
+#pragma unroll
+      for (int j = 0; j < kMicroCols; ++j) acc[pass][i][j] = 0.0f;
+
+  for (int c0 = 0; c0 < a.hidden; c0 += kChunk) {
+    const int chunk = min(kChunk, a.hidden - c0);
+    const int chunk_rows = round_up(chunk, 4);  // the projection's K (rows past `chunk` are 0)
+
+    // 1. The chunk's weights (zero past the chunk and past the last output channel).
+    if (expand)
+      for (int i = tid; i < kChunk * t.expand_stride; i += kThreads) {
+        const int c = i / t.expand_stride, k = i % t.expand_stride;
+        const bool valid = c < chunk && k < a.in;
+        copy_async(w_expand + i, a.wt.expand_weight + (valid ? (c0 + c) * a.in + k : 0), valid);
+      }
+    for (int i = tid; i < kOutTile * kProjectWeightStride; i += kThreads) {
+      const int o = i / kProjectWeightStride, c = i % kProjectWeightStride;
+      const bool valid = o0 + o < a.out && c < chunk;
+      copy_async(w_project + i, a.wt.project_weight + (valid ? (o0 + o) * a.hidden + c0 + c : 0), valid);
+    }
+    for (int i = tid; i < kChunk * 9; i += kThreads)
+      copy_async(w_depthwise + i, a.wt.depthwise_weight + (i < chunk * 9 ? c0 * 9 + i : 0), i < chunk * 9);
+    if (tid < kChunk) {
+      copy_async(b_depthwise + tid, a.wt.depthwise_bias + (tid < chunk ? c0 + tid : 0), tid < chunk);
+      if (expand) copy_async(b_expand + tid, a.wt.expand_bias + (tid < chunk ? c0 + tid : 0), tid < chunk);
+    }
+    wait_async_copies();
+    __syncthreads();
+
+    // 2. Expansion: [kChunk x in] x [in x window pixels] + bias, ReLU6 -> expanded.
+    if (expand) {
+      const int items = kExpandRowGroups * (round_up(window_pixels, 4) / 4);
+      for (int item = tid; item < items; item += kThreads) {
+        const int col = (item / kExpandRowGroups) * kMicroCols;
+        float e[kMicroRows][kMicroCols] = {};
+        micro_tile_product(e, w_expand + expand_row * t.expand_stride, kExpandRowGroups * t.expand_stride,
+                           window + col, t.window_stride, t.in_rows);
+#pragma unroll
+        for (int i = 0; i < kMicroRows; ++i) {
+          const int c = expand_row + kExpandRowGroups * i;
+          const float bias = b_expand[c];
+          *reinterpret_cast<float4*>(expanded + c * t.window_stride + col) =
+              make_float4(relu6(e[i][0] + bias), relu6(e[i][1] + bias), relu6(e[i][2] + bias), relu6(e[i][3] + bias));
+        }
+      }
+      __syncthreads();
+    }
+
+    // 3. Depthwise 3x3 + bias + ReLU6 -> depthwise, one (channel, pixel) per thread and step;
+    //    rows chunk .. chunk_rows-1 and the pixels past the tile are written as 0 (the
+    //    projection reads them, times zero weights: they must not hold NaN).
+    const float* source = expand ? expanded : window + c0 * t.window_stride;  // t = 1: the input itself
+    int c = tid / t.tile_stride, j = tid % t.tile_stride;  // item tid + k * kThreads, walked incrementally
+    for (int i = tid; i < chunk_rows * t.tile_stride; i += kThreads) {
+      const int2 taps = pixel_taps[j];  // padding pixels past the tile have no taps inside
+      float v = 0.0f;
+      if (c < chunk && taps.y != 0) {
+        const float* e = source + c * t.window_stride + taps.x;
+        float sum = b_depthwise[c];
+#pragma unroll
+        for (int tap = 0; tap < 9; ++tap)
+          if (taps.y & (1 << tap)) sum = fmaf(w_depthwise[c * 9 + tap], e[(tap / 3) * win_cols + tap % 3], sum);
+        v = relu6(sum);
+      }
+      depthwise[i] = v;
+      for (j += kThreads; j >= t.tile_stride; j -= t.tile_stride) ++c;
+    }
+    __syncthreads();
+
+    // 4. Projection: [kOutTile x chunk] x [chunk x tile pixels], accumulated in registers.
+#pragma unroll
+    for (int pass = 0; pass < kProjectPasses; ++pass) {
+      const int col = project_col + pass * kProjectColStep;
+      if (col < tile_pixels)
+        micro_tile_product(acc[pass], w_project + project_row * kProjectWeightStride,
+                           kProjectRowGroups * kProjectWeightStride, depthwise + col, t.tile_stride, chunk_rows);
+    }
+    __syncthreads();  // the next chunk overwrites the weights, `expanded` and `depthwise`
+  }
+
+  // 5. Bias, residual, one write per output.
+  const int out_plane = a.P * a.Q;
+#pragma unroll
+  for (int pass = 0; pass < kProjectPasses; ++pass) {
+#pragma unroll
+    for (int i = 0; i < kMicroRows; ++i) {
+      const int o = o0 + project_row + kProjectRowGroups * i;
+      if (o >= a.out) continue;
+      const float bias = a.wt.project_bias[o];
+#pragma unroll
+      for (int jj = 0; jj < kMicroCols; ++jj) {
+        const int j = project_col + pass * kProjectColStep + jj;
+        if (j >= tile_pixels) continue;
+        const int g = j / tile_plane, r = j % tile_plane;
+        const int p = p0 + r / cols, q = q0 + r % cols;
+        float v = acc[pass][i][jj] + bias;
+        if (a.residual) v += x[(g * a.in + o) * plane + p * a.W + q];  // stride 1, in == out: (p, q) is an input pixel
+        a.y[((n0 + g) * a.out + o) * out_plane + p * a.Q + q] = v;
+      }
+    }
+  }
+}
+
+/// The fallback (see the top of the file): one image and an 8x8 output tile per CTA, 64 output
+/// channels per blockIdx.y; every thread computes expanded values with a serial loop over the
+/// input channels, reading the input through L1.
 template <int kStride>
 static __global__ void __launch_bounds__(kThreads)
-    fused_inverted_residual_kernel(InvertedResidualWeights wt, const float* __restrict__ x, float* __restrict__ y,
-                                   int in, int hidden, int out, int H, int W, int P, int Q, int tiles_q,
-                                   int tiles_per_image, bool residual) {
-  constexpr int kWindow = (kTile - 1) * kStride + 3;  // input rows (and columns) under the tile's windows
+    fallback_block_kernel(InvertedResidualWeights wt, const float* __restrict__ x, float* __restrict__ y, int in,
+                          int hidden, int out, int H, int W, int P, int Q, int tiles_q, int tiles_per_image,
+                          bool residual) {
+  constexpr int kWindow = (kFallbackTile - 1) * kStride + 3;
   constexpr int kWindowPixels = kWindow * kWindow;
   __shared__ float expanded[kChunk * kWindowPixels];
-  __shared__ float depthwise[kChunk * kTilePixels];
+  __shared__ float depthwise[kChunk * kFallbackTilePixels];
 
   const int image = blockIdx.x / tiles_per_image;
   const int tile = blockIdx.x % tiles_per_image;
-  const int p0 = (tile / tiles_q) * kTile, q0 = (tile % tiles_q) * kTile;
-  const int h0 = p0 * kStride - 1, w0 = q0 * kStride - 1;  // the window's top-left input pixel (pad 1)
-  const int o0 = blockIdx.y * kOutGroup;
+  const int p0 = (tile / tiles_q) * kFallbackTile, q0 = (tile % tiles_q) * kFallbackTile;
+  const int h0 = p0 * kStride - 1, w0 = q0 * kStride - 1;
+  const int o0 = blockIdx.y * kFallbackOutGroup;
   const int plane = H * W;
   const float* xn = x + image * in * plane;
-
-  // This thread's accumulators: pixel t % 64 of the tile, output channels o0 + t / 64 + 4 j.
-  const int my_pixel = threadIdx.x % kTilePixels;
-  const int my_out = threadIdx.x / kTilePixels;
-  float acc[kAccPerThread];
+  const int my_pixel = threadIdx.x % kFallbackTilePixels;
+  const int my_out = threadIdx.x / kFallbackTilePixels;
+  float acc[kFallbackAccumulators];
 #pragma unroll
-  for (int j = 0; j < kAccPerThread; ++j) acc[j] = 0.0f;
+  for (int j = 0; j < kFallbackAccumulators; ++j) acc[j] = 0.0f;
 
   const bool expand = wt.expand_weight != nullptr;
   for (int c0 = 0; c0 < hidden; c0 += kChunk) {
     const int chunk = min(kChunk, hidden - c0);
-    // 1. The expanded window of hidden channels c0 .. c0+chunk-1 (zero outside the image).
     for (int i = threadIdx.x; i < chunk * kWindowPixels; i += kThreads) {
       const int c = i / kWindowPixels, pix = i % kWindowPixels;
       const int h = h0 + pix / kWindow, w = w0 + pix % kWindow;
@@ -99,7 +367,7 @@ static __global__ void __launch_bounds__(kThreads)
           const float* we = wt.expand_weight + (c0 + c) * in;
           float sum = wt.expand_bias[c0 + c];
           for (int k = 0; k < in; ++k) sum = fmaf(we[k], xn[k * plane + offset], sum);
-          v = fminf(fmaxf(sum, 0.0f), 6.0f);
+          v = relu6(sum);
         } else {
           v = xn[(c0 + c) * plane + offset];
         }
@@ -107,10 +375,9 @@ static __global__ void __launch_bounds__(kThreads)
       expanded[i] = v;
     }
     __syncthreads();
-    // 2. Depthwise 3x3 + bias + ReLU6 of the chunk, from shared memory.
-    for (int i = threadIdx.x; i < chunk * kTilePixels; i += kThreads) {
-      const int c = i / kTilePixels, pix = i % kTilePixels;
-      const int lp = pix / kTile, lq = pix % kTile;
+    for (int i = threadIdx.x; i < chunk * kFallbackTilePixels; i += kThreads) {
+      const int c = i / kFallbackTilePixels, pix = i % kFallbackTilePixels;
+      const int lp = pix / kFallbackTile, lq = pix % kFallbackTile;
       const float* wd = wt.depthwise_weight + (c0 + c) * 9;
       const float* e = expanded + c * kWindowPixels + (lp * kStride) * kWindow + lq * kStride;
       float sum = wt.depthwise_bias[c0 + c];
@@ -118,37 +385,166 @@ static __global__ void __launch_bounds__(kThreads)
       for (int r = 0; r < 3; ++r)
 #pragma unroll
         for (int s = 0; s < 3; ++s) sum = fmaf(wd[r * 3 + s], e[r * kWindow + s], sum);
-      depthwise[i] = fminf(fmaxf(sum, 0.0f), 6.0f);
+      depthwise[i] = relu6(sum);
     }
     __syncthreads();
-    // 3. The chunk's share of the projection (the next chunk's step 1 writes only `expanded`,
-    //    which step 2 has finished reading; its step 2 overwrites `depthwise` after a barrier).
 #pragma unroll
-    for (int j = 0; j < kAccPerThread; ++j) {
-      const int o = o0 + my_out + j * (kThreads / kTilePixels);
+    for (int j = 0; j < kFallbackAccumulators; ++j) {
+      const int o = o0 + my_out + j * (kThreads / kFallbackTilePixels);
       if (o < out) {
         const float* wp = wt.project_weight + o * hidden + c0;
         float sum = acc[j];
-        for (int c = 0; c < chunk; ++c) sum = fmaf(wp[c], depthwise[c * kTilePixels + my_pixel], sum);
+        for (int c = 0; c < chunk; ++c) sum = fmaf(wp[c], depthwise[c * kFallbackTilePixels + my_pixel], sum);
         acc[j] = sum;
       }
     }
+    __syncthreads();  // the next chunk overwrites `expanded` and `depthwise`
   }
 
-  // 4. Bias, residual, one write per output.
-  const int p = p0 + my_pixel / kTile, q = q0 + my_pixel % kTile;
+  const int p = p0 + my_pixel / kFallbackTile, q = q0 + my_pixel % kFallbackTile;
   if (p >= P || q >= Q) return;
-  const int out_plane = P * Q;
 #pragma unroll
-  for (int j = 0; j < kAccPerThread; ++j) {
-    const int o = o0 + my_out + j * (kThreads / kTilePixels);
+  for (int j = 0; j < kFallbackAccumulators; ++j) {
+    const int o = o0 + my_out + j * (kThreads / kFallbackTilePixels);
     if (o < out) {
       float v = acc[j] + wt.project_bias[o];
-      if (residual) v += xn[o * plane + p * W + q];  // stride 1 and in == out: (p, q) is an input pixel
-      y[(image * out + o) * out_plane + p * Q + q] = v;
+      if (residual) v += xn[o * plane + p * W + q];
+      y[(image * out + o) * P * Q + p * Q + q] = v;
     }
   }
 }
+
+namespace {
+
+/// The GPU's numbers the tiling needs, read once; also lifts the tiled kernels' shared-memory
+/// limit to the device's maximum (a launch setting, so it is done before any capture needs it).
+struct DeviceLimits {
+  int sms = 0;
+  int smem_per_cta = 0;  // the opt-in maximum per CTA
+  int smem_per_sm = 0;
+};
+
+template <int kStride, int kOutTile>
+void allow_smem(int bytes) {
+  CUDA_CHECK(cudaFuncSetAttribute(tiled_block_kernel<kStride, kOutTile>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  bytes));
+}
+
+const DeviceLimits& device_limits() {
+  static const DeviceLimits limits = [] {
+    DeviceLimits l;
+    int device = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&l.sms, cudaDevAttrMultiProcessorCount, device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&l.smem_per_cta, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&l.smem_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
+    allow_smem<1, 16>(l.smem_per_cta);
+    allow_smem<1, 32>(l.smem_per_cta);
+    allow_smem<1, 64>(l.smem_per_cta);
+    allow_smem<1, 128>(l.smem_per_cta);
+    allow_smem<2, 16>(l.smem_per_cta);
+    allow_smem<2, 32>(l.smem_per_cta);
+    allow_smem<2, 64>(l.smem_per_cta);
+    allow_smem<2, 128>(l.smem_per_cta);
+    return l;
+  }();
+  return limits;
+}
+
+/// Output channels per CTA: the smallest of 16, 32, 64, 128 that holds `out` (128 beyond).
+int out_tile_for(int out) {
+  int tile = 16;
+  while (tile < out && tile < kMaxOutTile) tile *= 2;
+  return tile;
+}
+
+struct Shape {
+  int N, in, hidden, out, H, W, P, Q, stride, out_tile;
+  bool expand;
+};
+
+Tiling make_tiling(const Shape& s, int images, int rows, int cols) {
+  Tiling t;
+  t.images = images;
+  t.rows = rows;
+  t.cols = cols;
+  t.tiles_p = (s.P + rows - 1) / rows;
+  t.tiles_q = (s.Q + cols - 1) / cols;
+  const int win_rows = std::min(s.H, (rows - 1) * s.stride + 3), win_cols = std::min(s.W, (cols - 1) * s.stride + 3);
+  t.window_stride = round_up(images * win_rows * win_cols, 4);
+  t.tile_stride = round_up(images * rows * cols, 4);
+  t.in_rows = round_up(s.in, 4);
+  t.expand_stride = round_up(s.in + 4, 8) - 4;
+  const std::int64_t floats = std::int64_t{t.in_rows} * t.window_stride +
+                              (s.expand ? std::int64_t{kChunk} * (t.window_stride + t.expand_stride) : 0) +
+                              std::int64_t{kChunk} * t.tile_stride + s.out_tile * kProjectWeightStride + kChunk * 11 +
+                              2 * std::int64_t{t.tile_stride};  // + pixel_taps
+  t.smem_bytes = floats * 4;
+  return t;
+}
+
+/// A rough time for the block with this tiling, in thread-steps of one SM: the work of one CTA
+/// (per chunk: the expansion's and projection's micro-tile steps, the depthwise step, a fixed
+/// cost for the barriers and the weight staging), times the CTAs each SM runs in turn.
+double estimated_cost(const Shape& s, const Tiling& t, const DeviceLimits& d) {
+  const double window = t.window_stride, tile = t.tile_stride;
+  const auto steps = [](double items) { return std::ceil(items / kThreads); };
+  const double chunks = std::ceil(s.hidden / static_cast<double>(kChunk));
+  const double expand = s.expand ? steps(kExpandRowGroups * window / 4) * round_up(s.in, 4) * 32.0 : 0.0;
+  const double depthwise = steps(tile * kChunk) * 30.0;
+  const double project = steps(s.out_tile / kMicroRows * tile / 4) * kChunk * 32.0;
+  const double per_cta = chunks * (expand + depthwise + project + 600.0) + steps(t.in_rows * window) * 20.0;
+  // Up to `resident` CTAs share an SM; two of them overlap well (one CTA of 8 warps leaves the
+  // FP32 pipes idle much of the time), so an SM finishes a pair in ~1.2 times one CTA's time.
+  const int resident = static_cast<int>(std::min<std::int64_t>(kCtasPerSm, d.smem_per_sm / (t.smem_bytes + 1024)));
+  if (resident < 1) return 1e30;
+  const double ctas = std::ceil(s.N / static_cast<double>(t.images)) * t.tiles_p * t.tiles_q *
+                      std::ceil(s.out / static_cast<double>(s.out_tile));
+  const double per_sm = std::ceil(ctas / d.sms);  // CTAs the busiest SM runs
+  const double rounds = std::ceil(per_sm / resident);
+  return rounds * per_cta * (std::min<double>(per_sm, resident) > 1 ? 1.2 : 1.0);
+}
+
+/// The cheapest tiling by estimated_cost among: g whole images per CTA (small images), or bands
+/// of `rows` output rows of one image (as wide as the image when the accumulators allow). Returns
+/// false when no tile fits in shared memory.
+bool choose_tiling(const Shape& s, const DeviceLimits& d, Tiling& best) {
+  const int capacity = tile_pixel_capacity(s.out_tile);
+  double best_cost = 0.0;
+  bool found = false;
+  const auto consider = [&](int images, int rows, int cols) {
+    const Tiling t = make_tiling(s, images, rows, cols);
+    if (t.smem_bytes > d.smem_per_cta) return;
+    const double cost = estimated_cost(s, t, d);
+    if (!found || cost < best_cost) {
+      best = t;
+      best_cost = cost;
+      found = true;
+    }
+  };
+  const std::int64_t image_pixels = std::int64_t{s.P} * s.Q;
+  if (image_pixels <= capacity)
+    for (int g = 1; g <= s.N && g * image_pixels <= capacity; ++g) consider(g, s.P, s.Q);
+  const int cols = std::min(s.Q, capacity);
+  for (int rows = 1; rows <= s.P && rows * cols <= capacity; ++rows) consider(1, rows, cols);
+  return found;
+}
+
+template <int kStride>
+void launch_tiled(const BlockArgs& args, int out_tile, cudaStream_t stream) {
+  const Tiling& t = args.tiling;
+  const std::int64_t ctas = (args.N + t.images - 1) / t.images * std::int64_t{t.tiles_p} * t.tiles_q;  // <= N*P*Q
+  const dim3 grid(static_cast<unsigned>(ctas), static_cast<unsigned>((args.out + out_tile - 1) / out_tile));
+  const auto smem = static_cast<std::size_t>(t.smem_bytes);
+  switch (out_tile) {
+    case 16: tiled_block_kernel<kStride, 16><<<grid, kThreads, smem, stream>>>(args); break;
+    case 32: tiled_block_kernel<kStride, 32><<<grid, kThreads, smem, stream>>>(args); break;
+    case 64: tiled_block_kernel<kStride, 64><<<grid, kThreads, smem, stream>>>(args); break;
+    default: tiled_block_kernel<kStride, 128><<<grid, kThreads, smem, stream>>>(args); break;
+  }
+}
+
+}  // namespace
 
 std::size_t inverted_residual_workspace(int N, int in, int hidden, int out, int H, int W, int stride) {
   validate_sizes(N, in, hidden, out, H, W, stride);
@@ -177,16 +573,25 @@ void inverted_residual_block(const InvertedResidualWeights& weights, const float
   require(weights.project_bias != nullptr, "project_bias is null");
 
   const int P = (H - 1) / stride + 1, Q = (W - 1) / stride + 1;
-  const int tiles_p = (P + kTile - 1) / kTile, tiles_q = (Q + kTile - 1) / kTile;
-  const std::int64_t ctas = std::int64_t{N} * tiles_p * tiles_q;  // <= N*P*Q <= INT_MAX
-  const dim3 grid(static_cast<unsigned>(ctas), static_cast<unsigned>((out + kOutGroup - 1) / kOutGroup));
   const bool residual = stride == 1 && in == out;
-  if (stride == 1)
-    fused_inverted_residual_kernel<1><<<grid, kThreads, 0, stream>>>(weights, d_input, d_output, in, hidden, out, H,
-                                                                      W, P, Q, tiles_q, tiles_p * tiles_q, residual);
-  else
-    fused_inverted_residual_kernel<2><<<grid, kThreads, 0, stream>>>(weights, d_input, d_output, in, hidden, out, H,
-                                                                      W, P, Q, tiles_q, tiles_p * tiles_q, residual);
+  const Shape shape{N, in, hidden, out, H, W, P, Q, stride, out_tile_for(out), expand};
+  BlockArgs args{weights, d_input, d_output, N, in, hidden, out, H, W, P, Q, residual, Tiling{}};
+  if (choose_tiling(shape, device_limits(), args.tiling)) {
+    if (stride == 1)
+      launch_tiled<1>(args, shape.out_tile, stream);
+    else
+      launch_tiled<2>(args, shape.out_tile, stream);
+  } else {
+    const int tiles_p = (P + kFallbackTile - 1) / kFallbackTile, tiles_q = (Q + kFallbackTile - 1) / kFallbackTile;
+    const std::int64_t ctas = std::int64_t{N} * tiles_p * tiles_q;  // <= N*P*Q <= INT_MAX
+    const dim3 grid(static_cast<unsigned>(ctas), static_cast<unsigned>((out + kFallbackOutGroup - 1) / kFallbackOutGroup));
+    if (stride == 1)
+      fallback_block_kernel<1><<<grid, kThreads, 0, stream>>>(weights, d_input, d_output, in, hidden, out, H, W, P, Q,
+                                                               tiles_q, tiles_p * tiles_q, residual);
+    else
+      fallback_block_kernel<2><<<grid, kThreads, 0, stream>>>(weights, d_input, d_output, in, hidden, out, H, W, P, Q,
+                                                               tiles_q, tiles_p * tiles_q, residual);
+  }
   CUDA_CHECK_LAST_LAUNCH();
 }
 

@@ -5,12 +5,15 @@
 // Nine launches per forward():
 //   1. the stem (3x3, 1 -> 16 channels, + bias, ReLU6): a direct kernel, one thread per output --
 //      with one input channel, im2col would only copy every pixel 9 times;
-//   2-8. the seven blocks, each one fused kernel (inverted_residual_block), ping-ponging between
-//      two activation buffers;
-//   9. head, pool and classifier in one kernel, one CTA per image: each of 256 threads computes
-//      one head channel's 1x1 convolution + bias + ReLU6 at all 49 pixels and averages them into
-//      shared memory, then one warp per logit sums the 256 pooled values against the classifier
-//      row. The head's output [n,256,7,7] never goes to global memory.
+//   2-8. the seven blocks, each one fused kernel (inverted_residual_block, which picks its tile
+//      per block shape: several whole 7x7 or 14x14 images per CTA, bands of rows at 28x28),
+//      ping-ponging between two activation buffers;
+//   9. head, pool and classifier in one kernel, kHeadImages images per CTA: their [64 x 49]
+//      features are staged in shared memory; each of 256 threads computes one head channel's
+//      1x1 convolution + bias + ReLU6 at all 49 pixels of an image (49 accumulators in registers,
+//      the features read as broadcast float4s) and averages them into shared memory; then one
+//      warp per (image, logit) sums the 256 pooled values against the classifier row. The head's
+//      output [n,256,7,7] never goes to global memory.
 #include <algorithm>
 #include <climits>
 #include <cstdint>
@@ -44,6 +47,13 @@ int block_slot(int block, int field) { return 2 + block * kPerBlock + field; }
 
 constexpr int kStemThreads = 256;
 constexpr int kHeadThreads = mn::kHeadChannels;  // one thread per head channel
+constexpr int kHeadImages = 4;                   // images per head CTA: the weights are read once for 4
+constexpr int kHeadPixels = 7 * 7;               // the last block's output plane (checked in the constructor)
+constexpr int kHeadPixelStride = 52;             // kHeadPixels rounded up to a float4; the tail is 0
+
+std::size_t head_smem_bytes(int channels) {
+  return sizeof(float) * static_cast<std::size_t>(channels) * kHeadImages * kHeadPixelStride;
+}
 
 }  // namespace
 
@@ -69,26 +79,50 @@ static __global__ void stem_kernel(const float* __restrict__ images, const float
 static __global__ void __launch_bounds__(kHeadThreads)
     head_pool_classifier_kernel(const float* __restrict__ x, const float* __restrict__ head_w,
                                 const float* __restrict__ head_b, const float* __restrict__ cls_w,
-                                const float* __restrict__ cls_b, float* __restrict__ logits, int channels,
-                                int pixels) {
-  __shared__ float pooled[mn::kHeadChannels];
-  const int n = blockIdx.x, k = threadIdx.x;
-  const float* xn = x + n * channels * pixels;
-  const float* w = head_w + k * channels;
-  float total = 0.0f;
-  for (int pix = 0; pix < pixels; ++pix) {
-    float sum = head_b[k];
-    for (int c = 0; c < channels; ++c) sum = fmaf(w[c], xn[c * pixels + pix], sum);
-    total += fminf(fmaxf(sum, 0.0f), 6.0f);
+                                const float* __restrict__ cls_b, float* __restrict__ logits, int n, int channels) {
+  constexpr int kRow = kHeadImages * kHeadPixelStride;  // floats per channel of the staged features
+  extern __shared__ float4 features_float4[];
+  float* features = reinterpret_cast<float*>(features_float4);  // [channels][kHeadImages][kHeadPixelStride]
+  __shared__ float pooled[kHeadImages][mn::kHeadChannels];
+  const int n0 = blockIdx.x * kHeadImages, images = min(kHeadImages, n - n0);
+  for (int i = threadIdx.x; i < channels * kRow; i += kHeadThreads) {
+    const int c = i / kRow, g = i % kRow / kHeadPixelStride, pix = i % kHeadPixelStride;
+    features[i] = g < images && pix < kHeadPixels ? x[((n0 + g) * channels + c) * kHeadPixels + pix] : 0.0f;
   }
-  pooled[k] = total / static_cast<float>(pixels);
   __syncthreads();
-  const int warp = k / 32, lane = k % 32;
-  for (int cls = warp; cls < mn::kNumClasses; cls += kHeadThreads / 32) {
+
+  const int k = threadIdx.x;
+  const float* w = head_w + k * channels;
+  for (int g = 0; g < images; ++g) {
+    float acc[kHeadPixelStride];
+#pragma unroll
+    for (int p = 0; p < kHeadPixelStride; ++p) acc[p] = head_b[k];
+    for (int c = 0; c < channels; ++c) {
+      const float wc = w[c];
+      const float4* f = reinterpret_cast<const float4*>(features + c * kRow + g * kHeadPixelStride);
+#pragma unroll
+      for (int q = 0; q < kHeadPixelStride / 4; ++q) {
+        const float4 v = f[q];  // the same address in every thread: a broadcast
+        acc[4 * q + 0] = fmaf(wc, v.x, acc[4 * q + 0]);
+        acc[4 * q + 1] = fmaf(wc, v.y, acc[4 * q + 1]);
+        acc[4 * q + 2] = fmaf(wc, v.z, acc[4 * q + 2]);
+        acc[4 * q + 3] = fmaf(wc, v.w, acc[4 * q + 3]);
+      }
+    }
+    float total = 0.0f;
+#pragma unroll
+    for (int p = 0; p < kHeadPixels; ++p) total += fminf(fmaxf(acc[p], 0.0f), 6.0f);
+    pooled[g][k] = total / static_cast<float>(kHeadPixels);
+  }
+  __syncthreads();
+
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  for (int pair = warp; pair < images * mn::kNumClasses; pair += kHeadThreads / 32) {
+    const int g = pair / mn::kNumClasses, cls = pair % mn::kNumClasses;
     float sum = 0.0f;
-    for (int c = lane; c < mn::kHeadChannels; c += 32) sum = fmaf(cls_w[cls * mn::kHeadChannels + c], pooled[c], sum);
+    for (int c = lane; c < mn::kHeadChannels; c += 32) sum = fmaf(cls_w[cls * mn::kHeadChannels + c], pooled[g][c], sum);
     for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_down_sync(0xffffffffu, sum, offset);
-    if (lane == 0) logits[n * mn::kNumClasses + cls] = sum + cls_b[cls];
+    if (lane == 0) logits[(n0 + g) * mn::kNumClasses + cls] = sum + cls_b[cls];
   }
 }
 
@@ -115,6 +149,7 @@ MobileNetV2::MobileNetV2(const FoldedMobileNet& net, int max_batch) {
     expect_shape(f.project_bias, {b.out_channels}, name + "project_bias");
   }
   const int last = specs.back().out_channels;
+  require(specs.back().out_size() * specs.back().out_size() == kHeadPixels, "the head kernel expects a 7x7 plane");
   expect_shape(net.head_weight, {mn::kHeadChannels, last}, "head_weight");
   expect_shape(net.head_bias, {mn::kHeadChannels}, "head_bias");
   expect_shape(net.classifier_weight, {mn::kNumClasses, mn::kHeadChannels}, "classifier_weight");
@@ -155,6 +190,9 @@ MobileNetV2::MobileNetV2(const FoldedMobileNet& net, int max_batch) {
     workspace = std::max(workspace, inverted_residual_workspace(max_batch, b.in_channels, b.hidden, b.out_channels,
                                                                 b.size, b.size, b.stride));
   if (workspace > 0) workspace_ = course::DeviceBuffer<unsigned char>(workspace);
+  // The head stages kHeadImages images' features: more than the default 48 KB of shared memory.
+  CUDA_CHECK(cudaFuncSetAttribute(head_pool_classifier_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  static_cast<int>(head_smem_bytes(last))));
   CUDA_CHECK(cudaDeviceSynchronize());  // the uploads are complete before the constructor returns
 }
 
@@ -191,9 +229,10 @@ void MobileNetV2::forward(const float* d_images, int n, float* d_logits, cudaStr
 
   const int head = block_slot(static_cast<int>(specs.size()), 0);
   const mn::BlockSpec& last = specs.back();
-  head_pool_classifier_kernel<<<n, kHeadThreads, 0, stream>>>(
-      activations_[current].get(), weights_[head].get(), weights_[head + 1].get(), weights_[head + 2].get(),
-      weights_[head + 3].get(), d_logits, last.out_channels, last.out_size() * last.out_size());
+  head_pool_classifier_kernel<<<(n + kHeadImages - 1) / kHeadImages, kHeadThreads, head_smem_bytes(last.out_channels),
+                                stream>>>(activations_[current].get(), weights_[head].get(), weights_[head + 1].get(),
+                                          weights_[head + 2].get(), weights_[head + 3].get(), d_logits, n,
+                                          last.out_channels);
   CUDA_CHECK_LAST_LAUNCH();
 }
 
