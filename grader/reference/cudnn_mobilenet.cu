@@ -311,10 +311,13 @@ void CudnnBlock::forward(const float* d_input, float* d_output, cudaStream_t str
 
 namespace mn = course::mobilenet;
 
-CudnnMobileNetV2::CudnnMobileNetV2(const lab08::FoldedMobileNet& net, int max_batch)
+CudnnMobileNetV2::CudnnMobileNetV2(const lab08::FoldedMobileNet& net, int max_batch, int search_batch)
     : max_batch_(max_batch), batch_(max_batch) {
   const auto& specs = mn::blocks();
   detail::require(max_batch >= 1, "max_batch must be >= 1");
+  detail::require(search_batch >= 0, "search_batch must be >= 0");
+  // The batch the algorithm searches run at (the buffers are sized for max_batch, which holds it).
+  const int searched = search_batch > 0 ? std::min(search_batch, max_batch) : max_batch;
   detail::require(net.blocks.size() == specs.size(), "the network must have " + std::to_string(specs.size()) + " blocks");
   CUBLAS_CHECK(cublasSetMathMode(cublas_, CUBLAS_DEFAULT_MATH));  // FP32 SGEMM, no TF32
 
@@ -361,21 +364,21 @@ CudnnMobileNetV2::CudnnMobileNetV2(const lab08::FoldedMobileNet& net, int max_ba
   course::DeviceBuffer<unsigned char> search(kSearchWorkspace);
   const BlockScratch scratch{expanded_.get(), depthwise_.get(), search.get(), search.bytes()};
   stem_ = std::make_unique<detail::Convolution>(1, mn::kInputSize, mn::kInputSize, mn::kStemChannels, 3, 1, 1, 1);
-  stem_->describe(max_batch);
+  stem_->describe(searched);
   stem_->find(cudnn_, act_[0].get(), stem_w_, act_[1].get(), search.get(), search.bytes());
   stem_act_ = std::make_unique<detail::BiasActivation>(mn::kStemChannels, mn::kInputSize, mn::kInputSize, true);
   int current = 1;
   blocks_.reserve(specs.size());
   for (std::size_t i = 0; i < specs.size(); ++i) {
     const mn::BlockSpec& b = specs[i];
-    blocks_.emplace_back(cudnn_, cublas_, block_weights[i], max_batch, b.in_channels, b.hidden, b.out_channels, b.size,
+    blocks_.emplace_back(cudnn_, cublas_, block_weights[i], searched, b.in_channels, b.hidden, b.out_channels, b.size,
                          b.size, b.stride, b.name(static_cast<int>(i)), act_[current].get(), act_[1 - current].get(),
                          scratch);
     current = 1 - current;
   }
   head_ = std::make_unique<detail::PointwiseConv>(cublas_, last.out_channels, last.out_size(), last.out_size(),
                                                   mn::kHeadChannels);
-  head_->describe(max_batch);
+  head_->describe(searched);
   head_->find(cudnn_, act_[current].get(), head_w_, expanded_.get(), search.get(), search.bytes());
   head_act_ = std::make_unique<detail::BiasActivation>(mn::kHeadChannels, last.out_size(), last.out_size(), true);
   CUDNN_CHECK(cudnnSetPooling2dDescriptor(pool_, CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING, CUDNN_PROPAGATE_NAN,

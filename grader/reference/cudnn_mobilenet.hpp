@@ -17,7 +17,7 @@
 // CUBLAS_DEFAULT_MATH (FP32 SGEMM), and WINOGRAD_NONFUSED is never chosen: it is off by ~1e-2 in
 // FP32 (bench/results/lab05_algorithm_accuracy_*.txt). Each convolution's algorithm is the
 // fastest of cudnnFindConvolutionForwardAlgorithmEx's measured list (allowed ones only), found
-// once in the constructor at max_batch; forward() with a smaller n reuses those algorithms.
+// once in the constructor at max_batch (or a smaller search batch); forward() at any n reuses them.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -111,7 +111,10 @@ class CudnnMobileNetV2 {
  public:
   /// Uploads the folded weights, allocates every buffer for max_batch images and picks every
   /// layer's algorithm (Pointwise::kFastest). Shapes are those of course::mobilenet::blocks().
-  CudnnMobileNetV2(const lab08::FoldedMobileNet& net, int max_batch);
+  /// search_batch > 0 runs the searches at min(search_batch, max_batch) images instead of
+  /// max_batch (the speed gate's baseline: a search at 10,000 images costs seconds per network,
+  /// mostly in the FFT algorithms nobody picks); the algorithms found are then used at any n.
+  CudnnMobileNetV2(const lab08::FoldedMobileNet& net, int max_batch, int search_batch = 0);
   ~CudnnMobileNetV2();
 
   /// d_images [n,1,28,28] -> d_logits [n,10] on `stream`; enqueues only (no allocation, no

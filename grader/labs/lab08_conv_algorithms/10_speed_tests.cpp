@@ -21,12 +21,19 @@ namespace mn = course::mobilenet;
 
 // The pass threshold: the student's network must be at least this many times faster than the
 // cuDNN + cuBLAS one on 10,000 images. Chosen from the measured ladder (H100,
-// lectures/08-conv-algorithms.md, section 9 and bench/results/lab08_mobilenet_*.csv):
-// KMINSPEEDUP_REASON
-constexpr double kMinSpeedupOverCudnn = 1.0;
+// bench/results/lab08_mobilenet_h100_80gb_hbm3.csv, lectures/08-conv-algorithms.md section 11):
+// the reference solution is 2.4x faster than cuDNN + cuBLAS -- it passes with room for a slower
+// GPU or a less tuned tile; the network built from part A's kernels layer by layer (unfused,
+// every intermediate through global memory) reaches 1.26x and the lab's first fused block (one
+// kernel per block, scalar dot products from global memory: planted fault
+// lab08_scalar_fused_block) 0.8x -- those fail. Fusing is not enough; the fused block must also
+// be a good GEMM.
+constexpr double kMinSpeedupOverCudnn = 1.5;
 
-// Forwards per timed round: 10,000 images each.
-constexpr int kForwardsPerRound = 4;
+// Forwards per timed round, 10,000 images each: one call takes ~20 ms (the reference) to ~40 ms
+// (cuDNN) on an H100, so two calls dwarf a round's fixed cost (~1 ms: inputs, poisoning, copying
+// the logits out), and the gate stays a few seconds long.
+constexpr int kForwardsPerRound = 2;
 
 /// The student's network as the candidate; `reference` is what the reference worker runs:
 /// "cudnn" (the cuDNN + cuBLAS network) or "student" (there: the lab 08 solution's MobileNetV2).
