@@ -80,24 +80,43 @@ inline course::Tensor lab08_im2col(const course::Tensor& x, int R, int S, int pa
   return cols;
 }
 
+/// Runs body(begin, end) over [0, count) in up to 16 slices on threads of their own when `work`
+/// (multiply-adds) is large enough to pay for them, else in one call here. The golden results do
+/// not depend on the split: each output element is one sum, computed by one thread, in one order.
+template <class Body>
+void lab08_parallel_rows(std::int64_t count, double work, const Body& body) {
+  if (work < 4e6 || count < 2) {
+    body(std::int64_t{0}, count);
+    return;
+  }
+  const std::int64_t slices = std::min<std::int64_t>(16, count);
+  std::vector<std::future<void>> running;
+  for (std::int64_t s = 0; s < slices; ++s)
+    running.push_back(std::async(std::launch::async, body, count * s / slices, count * (s + 1) / slices));
+  for (std::future<void>& f : running) f.get();
+}
+
 /// C = A * B (+ bias per row when bias is not empty): A [M,K], B [K,N] -> [M,N], in double.
 inline course::Tensor lab08_gemm(const course::Tensor& a, const course::Tensor& b, const course::Tensor& bias) {
   lab08_require(a.rank() == 2 && b.rank() == 2 && a.dim(1) == b.dim(0), "gemm shapes");
   const std::int64_t M = a.dim(0), K = a.dim(1), N = b.dim(1);
   lab08_require(bias.numel() == 0 || bias.numel() == static_cast<std::size_t>(M), "gemm bias");
   course::Tensor c(course::Shape{M, N});
-  std::vector<double> row(static_cast<std::size_t>(N));
   const float* A = a.data();
   const float* B = b.data();
-  for (std::int64_t m = 0; m < M; ++m) {
-    std::fill(row.begin(), row.end(), bias.numel() == 0 ? 0.0 : static_cast<double>(bias[static_cast<std::size_t>(m)]));
-    for (std::int64_t k = 0; k < K; ++k) {
-      const double av = A[m * K + k];
-      const float* brow = B + k * N;
-      for (std::int64_t n = 0; n < N; ++n) row[static_cast<std::size_t>(n)] += av * brow[n];
+  float* out = c.data();
+  lab08_parallel_rows(M, static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K), [&](std::int64_t first, std::int64_t last) {
+    std::vector<double> row(static_cast<std::size_t>(N));
+    for (std::int64_t m = first; m < last; ++m) {
+      std::fill(row.begin(), row.end(), bias.numel() == 0 ? 0.0 : static_cast<double>(bias[static_cast<std::size_t>(m)]));
+      for (std::int64_t k = 0; k < K; ++k) {
+        const double av = A[m * K + k];
+        const float* brow = B + k * N;
+        for (std::int64_t n = 0; n < N; ++n) row[static_cast<std::size_t>(n)] += av * brow[n];
+      }
+      for (std::int64_t n = 0; n < N; ++n) out[m * N + n] = static_cast<float>(row[static_cast<std::size_t>(n)]);
     }
-    for (std::int64_t n = 0; n < N; ++n) c.data()[m * N + n] = static_cast<float>(row[static_cast<std::size_t>(n)]);
-  }
+  });
   return c;
 }
 
@@ -176,31 +195,30 @@ inline course::Tensor lab08_winograd_input_transform(const course::Tensor& x) {
 }
 
 /// U [16,K,C], V [16,C,T] -> M [16,K,T], M[xi] = U[xi] V[xi], in double. The 16 products are
-/// independent, so each runs on a thread of its own (the ResNet-sized case is ~0.6 G multiply-adds:
-/// seconds on one core); every element is still one plain double sum in c order.
+/// independent: large ones run on threads of their own (the ResNet-sized case is ~0.6 G
+/// multiply-adds, seconds on one core).
 inline course::Tensor lab08_winograd_batched_multiply(const course::Tensor& u, const course::Tensor& v) {
   lab08_require(u.rank() == 3 && v.rank() == 3 && u.dim(0) == 16 && v.dim(0) == 16 && u.dim(2) == v.dim(1),
                 "winograd multiply shapes");
   const std::int64_t K = u.dim(1), C = u.dim(2), T = v.dim(2);
   course::Tensor m(course::Shape{16, K, T});
-  const auto product = [&](std::int64_t xi) {
-    const float* a = u.data() + xi * K * C;
-    const float* b = v.data() + xi * C * T;
-    float* out = m.data() + xi * K * T;
+  lab08_parallel_rows(16, 16.0 * static_cast<double>(K) * static_cast<double>(C) * static_cast<double>(T), [&](std::int64_t first, std::int64_t last) {
     std::vector<double> row(static_cast<std::size_t>(T));
-    for (std::int64_t k = 0; k < K; ++k) {
-      std::fill(row.begin(), row.end(), 0.0);
-      for (std::int64_t c = 0; c < C; ++c) {
-        const double x = a[k * C + c];
-        const float* b_row = b + c * T;
-        for (std::int64_t t = 0; t < T; ++t) row[static_cast<std::size_t>(t)] += x * b_row[t];
+    for (std::int64_t xi = first; xi < last; ++xi) {
+      const float* a = u.data() + xi * K * C;
+      const float* b = v.data() + xi * C * T;
+      float* out = m.data() + xi * K * T;
+      for (std::int64_t k = 0; k < K; ++k) {
+        std::fill(row.begin(), row.end(), 0.0);
+        for (std::int64_t c = 0; c < C; ++c) {
+          const double x = a[k * C + c];
+          const float* b_row = b + c * T;
+          for (std::int64_t t = 0; t < T; ++t) row[static_cast<std::size_t>(t)] += x * b_row[t];
+        }
+        for (std::int64_t t = 0; t < T; ++t) out[k * T + t] = static_cast<float>(row[static_cast<std::size_t>(t)]);
       }
-      for (std::int64_t t = 0; t < T; ++t) out[k * T + t] = static_cast<float>(row[static_cast<std::size_t>(t)]);
     }
-  };
-  std::vector<std::future<void>> running;
-  for (std::int64_t xi = 0; xi < 16; ++xi) running.push_back(std::async(std::launch::async, product, xi));
-  for (std::future<void>& f : running) f.get();
+  });
   return m;
 }
 

@@ -77,6 +77,10 @@ TEST_CASE("speed: MobileNetV2 on 10,000 images against the same network through 
 TEST_CASE("speed: MobileNetV2 on 10,000 images against the lab 08 reference solution (leaderboard, not judged)") {
   grader::SpeedGate gate = gate_on_10000_images("MobileNetV2::forward on 10,000 images vs the lab 08 reference",
                                                 course::speed::Requirement::measure_only());
+  // Measured only, and the two networks' rounds vary by ~0.1 % (the H100): 5 rounds give an
+  // interval narrower than the leaderboard's resolution, and keep the lab's tests short.
+  gate.rounds = 5;
+  gate.warmup_rounds = 1;
   grader::check_speed(gate, student_timer("student"));
 }
 
