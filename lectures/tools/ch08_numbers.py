@@ -478,6 +478,54 @@ def conv3x3_tables():
               f"{16 * ((h + 1) // 2) ** 2 / (h * h):.2f})")
 
 
+# ---- section 11: bench/results/lab08_mobilenet_h100_80gb_hbm3.csv ---------------------------------
+MOBILENET = os.path.join(ROOT, "bench", "results", "lab08_mobilenet_h100_80gb_hbm3.csv")
+MOBILENET_ROWS = [("solution", "the lab's solution: 9 kernels, each block fused"),
+                  ("unfused", "part A's kernels layer by layer (depthwise v3, tiled SGEMM)"),
+                  ("v1_fused_scalar", "the first fused block (one CTA per 8 x 8 tile, scalar sums)"),
+                  ("cudnn", "cuDNN + cuBLAS (each 1 x 1 on the faster of the two)"),
+                  ("cudnn_conv1x1", "cuDNN + cuBLAS, every 1 x 1 as a cuDNN convolution"),
+                  ("pytorch_eager", "PyTorch eager"),
+                  ("pytorch_graph", "PyTorch, one CUDA graph")]
+
+
+def mobilenet_tables():
+    section("bench/results/lab08_mobilenet_h100_80gb_hbm3.csv (section 11)")
+    rows = list(csv.DictReader(open(MOBILENET, encoding="utf-8")))
+    net = {(r["version"], r["batch"]): float(r["median_ms"]) for r in rows if r["workload"] == "mobilenet_fmnist"}
+    flops = 2 * 9884880  # per image (section 8)
+    cudnn = net[("cudnn", "10000")]
+    print("| version | 10,000 images, ms | TFLOP/s | x cuDNN + cuBLAS | 1 image, ms | 1 image as a CUDA graph, ms |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for version, label in MOBILENET_ROWS:
+        big = net.get((version, "10000"))
+        one = net.get((version, "1"))
+        graph = net.get((version + "_graph", "1")) if not version.endswith("_graph") else net.get((version, "1"))
+        if version == "pytorch_graph":
+            one = None
+        cells = [f"{big:.2f}" if big else "", f"{flops * 10000 / big / 1e9:.1f}" if big else "",
+                 f"{cudnn / big:.2f}" if big else "", f"{one:.3f}" if one else "", f"{graph:.3f}" if graph else ""]
+        print(f"| {label} | " + " | ".join(cells) + " |")
+    print(f"solution at {100 * flops * 10000 / (net[('solution', '10000')] * 1e-3) / FP32_PEAK:.0f} % of the FP32 peak; "
+          f"{net[('unfused', '10000')] / net[('solution', '10000')]:.2f}x the unfused rung, "
+          f"{net[('pytorch_eager', '10000')] / net[('solution', '10000')]:.2f}x PyTorch eager")
+    print("\n| block (ours, batch 10,000) | fused solution, ms | first fused block, ms | cuDNN + cuBLAS, ms | solution x cuDNN |")
+    print("|---|---:|---:|---:|---:|")
+    for r in rows:
+        if r["workload"].startswith("block") and r["version"] == "solution":
+            w = r["workload"]
+            get = {x["version"]: float(x["median_ms"]) for x in rows if x["workload"] == w and x["batch"] == r["batch"]}
+            print(f"| {w} | {get['solution']:.3f} | {get['v1_fused_scalar']:.3f} | {get['cudnn']:.3f} | "
+                  f"{get['cudnn'] / get['solution']:.2f} |")
+    print("\n| MobileNetV2@224 block | batch | fused solution, ms | cuDNN + cuBLAS, ms | solution x cuDNN |")
+    print("|---|---:|---:|---:|---:|")
+    for r in rows:
+        if r["workload"].startswith("v2@224") and r["version"] == "solution":
+            w, b = r["workload"], r["batch"]
+            get = {x["version"]: float(x["median_ms"]) for x in rows if x["workload"] == w and x["batch"] == b}
+            print(f"| {w[7:]} | {b} | {get['solution']:.4f} | {get['cudnn']:.4f} | {get['cudnn'] / get['solution']:.2f} |")
+
+
 if __name__ == "__main__":
     im2col_example()
     resnet_im2col()
@@ -486,3 +534,4 @@ if __name__ == "__main__":
     course_mobilenet()
     depthwise_table()
     conv3x3_tables()
+    mobilenet_tables()
