@@ -59,7 +59,7 @@ SOLUTION = "solution"
 
 # The lecture's names for the versions (section 11's table); an unknown version keeps its CSV name.
 VERSION_LABEL = {
-    "solution": "the lab's solution: 9 kernels, each block fused",
+    "solution": "the lab's solution, each block fused",
     "unfused": "part A's kernels, layer by layer",
     "v1_fused_scalar": "the first fused block (scalar sums)",
     "cudnn": "cuDNN + cuBLAS (each 1 × 1 on the faster)",
@@ -169,7 +169,7 @@ def version_label(version):
     if version in VERSION_LABEL:
         return VERSION_LABEL[version]
     if version.endswith("_graph") and version[:-len("_graph")] in VERSION_LABEL:
-        return VERSION_LABEL[version[:-len("_graph")]] + ", CUDA graph"
+        return VERSION_LABEL[version[:-len("_graph")]] + " (CUDA graph)"
     return version
 
 
@@ -183,6 +183,15 @@ def version_colour(version):
     if version.startswith("pytorch"):  # the graph replay lighter, as cuDNN's variants are
         return "#ffbb78" if version.endswith("_graph") else PALETTE["torch_eager"]
     return OURS_COLOUR
+
+
+def fmt_time(ms):
+    """Milliseconds as the lecture prints them: 17.56, 0.359."""
+    return f"{ms:.2f}" if ms >= 1 else f"{ms:.3f}"
+
+
+def images(batch):
+    return f"{batch:,} image" + ("" if batch == 1 else "s")
 
 
 def nice_step(span, ticks=6):
@@ -206,7 +215,7 @@ def plot_mobilenet(times, device, path, batch, csv_name):
     step = nice_step(longest)
     axis_max = step * math.ceil(longest / step)
     x_of = lambda ms: left + (right - left) * ms / axis_max  # noqa: E731 (linear: the times add up)
-    body = [text(20, 30, f"The whole MobileNetV2 on {device}: {batch:,} Fashion-MNIST images already on the GPU",
+    body = [text(20, 30, f"The whole MobileNetV2 on {device}: {images(batch)} from Fashion-MNIST, already on the GPU",
                  size=14, weight="bold"),
             text(20, 52, "Each bar: the median time of one forward pass over all the images (lower is faster). "
                  "On the right: images per second,", fill="#555", size=12),
@@ -218,13 +227,13 @@ def plot_mobilenet(times, device, path, batch, csv_name):
         body.append(f'<line x1="{x:.1f}" y1="{top - 8}" x2="{x:.1f}" y2="{bottom + 6}" stroke="#e4e4e4"/>')
         body.append(text(x, bottom + 24, f"{value:g}", anchor="middle", fill="#555"))
     body.append(f'<line x1="{left}" y1="{top - 8}" x2="{left}" y2="{bottom + 6}" stroke="#555"/>')
-    body.append(text((left + right) / 2, bottom + 46, f"milliseconds for {batch:,} images (linear scale)",
+    body.append(text((left + right) / 2, bottom + 46, f"milliseconds for {images(batch)} (linear scale)",
                      anchor="middle"))
     if reference:  # the libraries as a line across every bar, the way lab 07's ladder shows cuDNN
         x = x_of(reference)
         body.append(f'<line x1="{x:.1f}" y1="{top - 22}" x2="{x:.1f}" y2="{bottom + 6}" stroke="{PALETTE["cudnn"]}" '
                     f'stroke-width="2" stroke-dasharray="6 4"/>')
-        body.append(text(x, top - 28, f"cuDNN + cuBLAS {reference:.2f} ms", anchor="middle",
+        body.append(text(x, top - 28, f"cuDNN + cuBLAS {fmt_time(reference)} ms", anchor="middle",
                          fill=PALETTE["cudnn"], size=12, weight="bold"))
         body.append(text(columns[1], top - 28, "× cuDNN + cuBLAS", anchor="end", weight="bold", size=12))
     body.append(text(columns[0], top - 28, "images/s", anchor="end", weight="bold", size=12))
@@ -241,7 +250,7 @@ def plot_mobilenet(times, device, path, batch, csv_name):
                          weight=weight))
         body.append(text(left - 10, y + 27, version, anchor="end", fill="#777", size=10,
                          extra=' font-family="Menlo, Consolas, monospace"'))
-        body.append(text(x_of(ms) + 6, y + 20, f"{ms:.2f} ms", size=12, weight=weight, extra=HALO))
+        body.append(text(x_of(ms) + 6, y + 20, f"{fmt_time(ms)} ms", size=12, weight=weight, extra=HALO))
         body.append(text(columns[0], y + 20, f"{1000.0 * batch / ms:,.0f}", anchor="end", size=12, weight=weight))
         if reference:
             body.append(text(columns[1], y + 20, f"{reference / ms:.2f}×", anchor="end", size=12, weight=weight))
@@ -257,7 +266,7 @@ def plot_mobilenet(times, device, path, batch, csv_name):
     body.append(text(20, height - 10, f"Drawn by bench/plot_lab08.py from {csv_name} (bench/lab08_mobilenet.cu, "
                      "bench/torch_mobilenet.py; median of the timed runs, L2 flushed before each).",
                      fill="#555", size=11))
-    title = f"MobileNetV2 on {batch:,} images on {device}: ours, cuDNN + cuBLAS and PyTorch"
+    title = f"MobileNetV2 on {images(batch)} on {device}: ours, cuDNN + cuBLAS and PyTorch"
     write(path, svg_document(width, height, title, body))
     return rows, reference
 
@@ -583,10 +592,10 @@ def small_marker(shape, x, y, colour):
 # ----------------------------------------------------------------------------------------------
 
 def summarise_mobilenet(rows, reference, batch, ours, v2, v2_batches, device):
-    print(f"\n08-mobilenet-measured.svg: the whole network, {batch:,} images, {device} (fastest first):")
+    print(f"\n08-mobilenet-measured.svg: the whole network, {images(batch)}, {device} (fastest first):")
     for version, ms in rows:
         factor = f", {fmt_factor(reference / ms)} cuDNN + cuBLAS" if reference else ""
-        print(f"  {version:<16} {ms:>7.2f} ms  {1000.0 * batch / ms:>11,.0f} images/s{factor}")
+        print(f"  {version:<20} {fmt_time(ms):>7} ms  {1000.0 * batch / ms:>11,.0f} images/s{factor}")
     print("\n08-blocks-vs-cudnn.svg: the fused solution / cuDNN + cuBLAS per block (cuDNN's time / ours):")
     for block, b, factor in ours:
         print(f"  {block.workload:<28} batch {b:>6,}: {fmt_factor(factor)}")
