@@ -161,7 +161,7 @@ function(course_add_lab lab)
 
     set(worker ${lab}__${variant}_worker)
     # worker_main.cpp and worker_seccomp.cpp (which installs the seccomp filter from .preinit_array,
-    # before any student code runs) come compiled once, from course_worker_main_obj (below).
+    # before any student code runs) come compiled once, from course_worker_main_obj (above).
     add_executable(${worker} $<TARGET_OBJECTS:course_worker_main_obj> $<TARGET_OBJECTS:${endpoints_obj}> ${worker_objects})
     target_link_libraries(${worker} PRIVATE ${impl} course_rpc_frames course_warnings)
     target_link_options(${worker} PRIVATE -s)
