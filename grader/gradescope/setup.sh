@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Gradescope runs this once, as root, when it builds the autograder image (an Ubuntu image without
-# a GPU). It installs what the course needs, builds the grader, and builds every lab's tests once
-# against the untouched skeleton, so that grading a submission later compiles only the student's
-# own files (a few seconds per lab instead of minutes).
+# a GPU). It installs what the course needs, builds the grader, and builds the tests of every lab
+# it grades (the CPU labs; the GPU labs too with COURSE_GRADESCOPE_GPU=1) once against the
+# untouched skeleton, so that grading a submission later compiles only the student's own files (a
+# few seconds per lab instead of minutes).
 #
 # Gradescope's layout, under $AUTOGRADER_ROOT (default /autograder):
 #   source/       the unzipped autograder package (grader/gradescope/package.sh makes it): the
@@ -57,7 +58,12 @@ rm -rf "$STAGE"
 mkdir -p "$(dirname "$STAGE")"
 # cp -p keeps the skeleton's timestamps: files the student does not change are not recompiled.
 cp -rp "$SOURCE/exercises" "$STAGE"
-"$BUILD/grader/course_grader" grade --build-only --submission "$STAGE" \
+# The GPU labs only where run_autograder grades them (an image with a GPU, COURSE_GRADESCOPE_GPU=1,
+# set for setup.sh too): elsewhere it reports them "graded on the cluster" without building them,
+# so compiling their CUDA here would only make the image minutes slower to build.
+gpu=(--gpu-elsewhere "not built: graded elsewhere")
+[ "${COURSE_GRADESCOPE_GPU:-0}" != 1 ] || gpu=()
+"$BUILD/grader/course_grader" grade --build-only --submission "$STAGE" "${gpu[@]}" \
   --source-dir "$SOURCE" --build-dir "$BUILD" --jobs "$JOBS" || true
 # The reference workers go where the grader looks for them (<build>/labs/solutions/<lab>.worker),
 # readable by root only: the test programs (root) open them and hand them to the sandbox through a

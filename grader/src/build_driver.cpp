@@ -110,9 +110,10 @@ CommandResult ensure_configured(const std::string& source_dir, const std::string
   if (!configured && !like_build_dir.empty() && fs::exists(like_build_dir + "/CMakeCache.txt")) {
     const std::string generator = cache_value(like_build_dir, "CMAKE_GENERATOR");
     if (!generator.empty()) argv.insert(argv.end(), {"-G", generator});
-    // COURSE_WITH_CUDA: a CPU-only main build grades submissions CPU-only too.
+    // COURSE_WITH_CUDA: a CPU-only main build grades submissions CPU-only too. The object cache:
+    // the main build's, so the course's own code this build compiles again comes from it.
     for (const char* key : {"CMAKE_BUILD_TYPE", "CMAKE_CXX_COMPILER", "CMAKE_CUDA_COMPILER", "CMAKE_CUDA_ARCHITECTURES",
-                            "CUDNN_ROOT", "COURSE_WITH_CUDA"}) {
+                            "CUDNN_ROOT", "COURSE_WITH_CUDA", "COURSE_OBJECT_CACHE", "COURSE_OBJECT_CACHE_DIR"}) {
       const std::string value = cache_value(like_build_dir, key);
       if (!value.empty()) argv.push_back(std::string("-D") + key + "=" + value);
     }

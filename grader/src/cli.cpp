@@ -136,6 +136,8 @@ GradeOptions parse_grade(Args& args) {
       g.no_build = true;
     } else if (option == "--build-only") {
       g.build_only = true;
+    } else if (option == "--compile-gpu-labs") {
+      g.compile_gpu_labs = true;
     } else {
       throw UsageError("unknown option '" + arg + "' for grade");
     }
@@ -273,6 +275,10 @@ GRADE
     --no-build            run the lab programs as they are (no cmake)
     --gpu-elsewhere TEXT  do not run GPU labs here: report them skipped, as TEXT (e.g. "graded
                           on the cluster" on Gradescope, which has no GPU); never passed
+    --compile-gpu-labs    on a machine without a GPU, compile the GPU labs too (to see that
+                          they compile; they are still reported skipped). Without it they are
+                          reported skipped without compiling them (minutes of nvcc for nothing
+                          to run); --build-only always compiles them
 
   OTHER
     --hidden DIR          instructor's hidden test cases: DIR/<lab>.json, passed to the lab

@@ -33,6 +33,10 @@ struct GradeOptions {
   int points = 10;               ///< points per lab in results.json and the gradebook
   bool no_build = false;         ///< use the lab programs as they are
   bool build_only = false;       ///< build, do not run
+  /// --compile-gpu-labs: on a machine without a GPU, compile the GPU labs anyway (they are still
+  /// reported skipped). Without it such a run does not compile them: minutes of nvcc for a lab
+  /// that cannot run here (--build-only always compiles them: it builds for a later run elsewhere).
+  bool compile_gpu_labs = false;
   bool allow_degraded = false;   ///< --allow-degraded: grade --hidden even without worker isolation
   std::vector<std::string> labs; ///< as typed (lab01, 1, lab01_conv2d); empty = all
 };

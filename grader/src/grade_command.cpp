@@ -270,6 +270,17 @@ LabResult grade_one(const GradeOptions& o, const Plan& plan, const ManifestLab& 
                   " (start from the skeleton in exercises/)";
     return result;
   }
+  // A GPU lab on a machine without a GPU is skipped whatever happens; compiling it first would only
+  // cost minutes of nvcc before that verdict (most of a student's first `./course grade` on a
+  // laptop). So it is not compiled unless asked (--compile-gpu-labs: "does my CUDA compile?"), or
+  // unless this run only builds (--build-only: the programs are run later, maybe on a GPU node).
+  // Skipped, never passed, exactly as when its test program finds no GPU.
+  if (lab.device == "gpu" && !settings.has_gpu && !o.no_build && !o.build_only && !o.compile_gpu_labs) {
+    result.status = LabStatus::skipped;
+    result.reason = "needs a CUDA GPU (" + settings.gpu_reason + "); not compiled here (--compile-gpu-labs compiles it)";
+    result.hint = "run it on a machine with an NVIDIA GPU; add --compile-gpu-labs to check here that it compiles";
+    return result;
+  }
   const std::string record = build_record_path(plan, sub, lab);
   if (o.no_build) {
     // A build that failed earlier (`--build-only`, e.g. a Slurm class's build job) is reported as it

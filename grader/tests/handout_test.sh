@@ -2,7 +2,8 @@
 # grader.handout: export a student handout, build it from scratch and grade it.
 #   handout_test.sh GRADER SOURCE_DIR WORK_DIR
 # Checks: no solutions/ or planted faults in the copy; its CMake builds only the exercises and
-# nothing in its build refers to a solutions folder; every lab fails, saying "not implemented";
+# nothing in its build refers to a solutions folder; every lab fails, saying "not implemented"
+# (without a GPU the GPU labs are skipped uncompiled; every file they compile must preprocess);
 # asking for --solutions there is a usage error. The exported copy is left in
 # WORK_DIR/autograder/source for grader.gradescope, which builds on it.
 set -euo pipefail
@@ -58,6 +59,43 @@ if grep -rl --include=Makefile --include='*.make' --include='*.cmake' --include=
   grep -rl --include=Makefile --include='*.make' --include='*.cmake' --include='*.json' -e "/solutions" "$export_dir/build" >&2
   fail "the handout's build refers to a solutions folder"
 fi
+
+# Without a GPU the grader skips the GPU labs without compiling them (the main build, which
+# compiles every .cu file, is where CI compiles them). What only a handout could break is a file
+# it lacks: every compile command of the GPU labs in the handout's build is run through the
+# preprocessor (-E), which reads every #include, in seconds instead of minutes of nvcc.
+echo "== the GPU labs' sources preprocess in the handout"
+pp_args=("$export_dir/build/compile_commands.json" "$export_dir/build/labs/manifest.json" "$export_dir" "$jobs")
+python3 - "${pp_args[@]}" <<'PY' || fail "the GPU labs do not preprocess in the handout (above): a file they include is missing"
+import json, os, shlex, subprocess, sys
+from concurrent.futures import ThreadPoolExecutor
+commands, manifest, export, jobs = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3], int(sys.argv[4])
+labs = [l["name"] for l in manifest["labs"] if l["device"] == "gpu" and not l.get("not_built_reason")]
+if not labs:
+    print("no GPU lab is built here (no CUDA toolkit): nothing to preprocess")
+    sys.exit(0)
+folders = [f"{export}/{where}/{lab}/" for lab in labs for where in ("exercises", "grader/labs")]
+chosen = [c for c in commands if any(c["file"].startswith(f) for f in folders)]
+assert chosen, f"no compile command of {labs} in the handout's build"
+def preprocess(entry):
+    args, out, skip = shlex.split(entry["command"]), [], 0
+    for i, a in enumerate(args):
+        if skip:
+            skip -= 1
+        elif a in ("-o", "-MF", "-MT"):
+            skip = 1
+        elif a not in ("-MD", "-MMD"):
+            out.append("-E" if a == "-c" else a)
+    done = subprocess.run(out + ["-o", "/dev/null"], cwd=entry["directory"], capture_output=True, text=True)
+    return entry["file"], done.returncode, done.stderr
+with ThreadPoolExecutor(jobs) as pool:
+    failed = [r for r in pool.map(preprocess, chosen) if r[1] != 0]
+for file, code, err in failed:
+    print(f"FAIL: {file} does not preprocess in the handout (exit {code}):\n{err[-3000:]}")
+if failed:
+    sys.exit(1)
+print(f"{len(chosen)} compile commands of {', '.join(labs)} preprocess in the handout")
+PY
 
 set +e
 out="$("$export_dir/build/grader/course_grader" grade --solutions --source-dir "$export_dir" --build-dir "$export_dir/build" 2>&1)"

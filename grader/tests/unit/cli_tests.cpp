@@ -47,7 +47,9 @@ TEST_CASE("cli: defaults") {
   CHECK(g.timeout_s == 60);
   CHECK(g.memory_mb == 2048);
   CHECK(g.labs.empty());
+  CHECK(!g.compile_gpu_labs);
   CHECK(parse({"grade", "--source-dir", "/x"}).grade.build_dir == "/x/build");
+  CHECK(parse({"grade", "--compile-gpu-labs", "lab06"}).grade.compile_gpu_labs);
 }
 
 TEST_CASE("cli: mistakes are usage errors that say what is wrong") {
