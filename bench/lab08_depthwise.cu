@@ -174,14 +174,23 @@ __global__ void depthwise_v3(const float* __restrict__ x, const float* __restric
 }
 
 // ---- version 4: whole planes staged in shared memory, for small planes -------------------------
-/// Version 4's launch shape: planes of at most kV4MaxPlane floats go through depthwise_v4 (a tile
-/// of `tile_floats` floats or so per block, `threads` per block); larger planes through version 3.
+/// Version 4's launch shape: a tile of `tile_floats` input floats or so per block, `threads` per
+/// block, streaming cache hints on the input loads and output stores or not.
 struct V4Config {
   int threads = 128;
   int tile_floats = 2048;
+  bool stream = true;
+  bool force_shared = false;  // --sweep: the shared-memory path wherever the plane fits
 };
-constexpr int kV4MaxPlane = 32 * 32;  // 28x28 and smaller take the shared-memory path
+constexpr int kV4MaxPlane = 32 * 32;  // the largest input plane the shared-memory path takes
+constexpr int kV4MaxRows = 8;         // ... and only output planes of at most one v3 strip
 V4Config g_v4;                        // --sweep changes it
+
+/// Whether version 4 runs depthwise_v4 on this layer (else version 3). v3 gives each plane Q
+/// threads when P <= kStrip (one strip per column): 7 threads for a 7x7 output.
+bool v4_shared_path(const Layer& l) {
+  return l.size * l.size <= kV4MaxPlane && (g_v4.force_shared || l.out() <= kV4MaxRows);
+}
 
 /// Version 4: a block takes `tile_planes` consecutive planes (n*C + c), which are one contiguous
 /// chunk of the NCHW input, copies the chunk into shared memory with float4 loads (all in flight
@@ -189,7 +198,7 @@ V4Config g_v4;                        // --sweep changes it
 /// output index fastest, so the stores are one contiguous chunk too. Stride 2 only ever visits its
 /// outputs (a quarter of the inputs). The output index is advanced by blockDim.x with carries
 /// (q, p, plane) instead of divided: the only divisions are once per thread.
-template <int kStride>
+template <int kStride, bool kStream>
 __global__ void __launch_bounds__(256) depthwise_v4(const float* __restrict__ x, const float* __restrict__ w,
                                                     float* __restrict__ y, int planes, int channels, int H, int P,
                                                     int tile_planes) {
@@ -202,8 +211,11 @@ __global__ void __launch_bounds__(256) depthwise_v4(const float* __restrict__ x,
   const float* in = x + (long long)first * HW;  // 16-byte aligned: tile_planes * HW % 4 == 0
   float* out = y + (long long)first * PQ;
   const int n = count * HW, n4 = n >> 2;
-  for (int i = threadIdx.x; i < n4; i += blockDim.x) smem4[i] = __ldg(reinterpret_cast<const float4*>(in) + i);
-  for (int i = 4 * n4 + threadIdx.x; i < n; i += blockDim.x) s_in[i] = __ldg(in + i);
+  // kStream: read once and written once, so marked evict-first (ld/st.global.cs): they replace
+  // each other in L2 rather than whatever else L2 holds (dirty lines cost a write-back to evict).
+  for (int i = threadIdx.x; i < n4; i += blockDim.x)
+    smem4[i] = kStream ? __ldcs(reinterpret_cast<const float4*>(in) + i) : __ldg(reinterpret_cast<const float4*>(in) + i);
+  for (int i = 4 * n4 + threadIdx.x; i < n; i += blockDim.x) s_in[i] = kStream ? __ldcs(in + i) : __ldg(in + i);
   for (int i = threadIdx.x; i < count * 9; i += blockDim.x) {
     const int pl = i / 9;
     s_w[i] = __ldg(w + ((first + pl) % channels) * 9 + (i - pl * 9));
@@ -230,7 +242,10 @@ __global__ void __launch_bounds__(256) depthwise_v4(const float* __restrict__ x,
         if (v >= 0 && v < H) sum = fmaf(f[r * 3 + s], src[h * H + v], sum);
       }
     }
-    out[j] = sum;
+    if (kStream)
+      __stcs(out + j, sum);
+    else
+      out[j] = sum;
     q += dq;
     p += dp;
     pl += dpl;
@@ -263,14 +278,13 @@ void run_version(int version, const float* x, const float* w, float* y, int n, c
     const int column_tiles = (P + threads - 1) / threads;
     const dim3 grid(unsigned(planes * column_tiles), unsigned((P + kStrip - 1) / kStrip));
     depthwise_v2<<<grid, threads, 0, stream>>>(x, w, y, l.channels, l.size, P, l.stride, column_tiles);
-  } else if (version == 4 && l.size * l.size <= kV4MaxPlane) {
+  } else if (version == 4 && v4_shared_path(l)) {
     const int tile = v4_tile_planes(l.size * l.size, g_v4);
     const unsigned blocks = unsigned((planes + tile - 1) / tile);
     const std::size_t shared = std::size_t(tile) * (l.size * l.size + 9) * sizeof(float);
-    if (l.stride == 1)
-      depthwise_v4<1><<<blocks, g_v4.threads, shared, stream>>>(x, w, y, planes, l.channels, l.size, P, tile);
-    else
-      depthwise_v4<2><<<blocks, g_v4.threads, shared, stream>>>(x, w, y, planes, l.channels, l.size, P, tile);
+    auto kernel = l.stride == 1 ? (g_v4.stream ? depthwise_v4<1, true> : depthwise_v4<1, false>)
+                                : (g_v4.stream ? depthwise_v4<2, true> : depthwise_v4<2, false>);
+    kernel<<<blocks, g_v4.threads, shared, stream>>>(x, w, y, planes, l.channels, l.size, P, tile);
   } else {  // version 3, and version 4 on large planes
     const long long total = (long long)planes * ((P + kStrip - 1) / kStrip) * P;
     depthwise_v3<<<unsigned((total + 255) / 256), 256, 0, stream>>>(x, w, y, planes, l.channels, l.size, P, l.stride);
@@ -379,14 +393,16 @@ int main(int argc, char** argv) {
           std::printf("| %5d | %3dx%3dx%4d | %d | %-23s | %9.4f | %6.0f | %12s |\n", n, l.size, l.size, l.channels, l.stride,
                       "v3", v3, bytes / (v3 * 1e6), "x v3");
           const V4Config saved = g_v4;
-          for (int threads : {128, 256})
-            for (int tile_floats : {512, 1024, 2048, 4096, 8192}) {
-              g_v4 = {threads, tile_floats};
-              const double ms = time_version(4);
-              const std::string name = "v4 " + std::to_string(threads) + " thr, " + std::to_string(v4_tile_planes(l.size * l.size, g_v4)) + " planes";
-              std::printf("| %5d | %3dx%3dx%4d | %d | %-23s | %9.4f | %6.0f | %12.2f |\n", n, l.size, l.size, l.channels, l.stride,
-                          name.c_str(), ms, bytes / (ms * 1e6), v3 / ms);
-            }
+          for (int stream_hint : {0, 1})
+            for (int threads : {128, 256})
+              for (int tile_floats : {1024, 2048, 4096}) {
+                g_v4 = {threads, tile_floats, stream_hint == 1, true};
+                const double ms = time_version(4);
+                const std::string name = "v4 " + std::to_string(threads) + "t " +
+                                         std::to_string(v4_tile_planes(l.size * l.size, g_v4)) + "pl" + (stream_hint ? " cs" : "");
+                std::printf("| %5d | %3dx%3dx%4d | %d | %-23s | %9.4f | %6.0f | %12.2f |\n", n, l.size, l.size, l.channels,
+                            l.stride, name.c_str(), ms, bytes / (ms * 1e6), v3 / ms);
+              }
           g_v4 = saved;
           continue;
         }
