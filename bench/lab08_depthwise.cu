@@ -178,7 +178,7 @@ __global__ void depthwise_v3(const float* __restrict__ x, const float* __restric
 /// block, streaming cache hints on the input loads and output stores or not.
 struct V4Config {
   int threads = 128;
-  int tile_floats = 2048;
+  int tile_floats = 1024;
   bool stream = true;
   bool force_shared = false;  // --sweep: the shared-memory path wherever the plane fits
 };
