@@ -16,9 +16,9 @@
 //              each input row is loaded once per thread (3 loads per output row instead of 9)
 //   version 3  version 2's strips, flattened into full 256-thread blocks (small planes and 32-thread
 //              blocks left SMs half empty)
-//   version 4  small planes (28x28 and less) staged whole in shared memory, several per block, with
-//              float4 loads, one thread per output, no divisions in the loop; version 3 on larger
-//              planes (v3's few long strips per small plane left too few loads in flight)
+//   version 4  outputs of at most 8 rows (7x7 here): whole input planes staged in shared memory,
+//              several per block, float4 loads, one thread per output, no divisions in the loop,
+//              streaming hints; version 3 elsewhere (v3 gives such a plane only Q threads)
 //   cudnn      every forward algorithm cudnnFindConvolutionForwardAlgorithm offers, each timed
 //
 // Every version is compared with the CPU reference on batch 2 first, and with version 1 on the
