@@ -1,6 +1,6 @@
 // lab08_depthwise: depthwise 3x3 convolution (MobileNetV2's), our kernels against cuDNN, side by side.
 //
-//   lab08_depthwise [--batch B[,B...]] [--repetitions R]
+//   lab08_depthwise [--batch B[,B...]] [--repetitions R] [--sweep]
 //
 // A depthwise convolution gives every channel its own 3x3 filter: output channel c reads input
 // channel c only. That is 9 multiply-adds per output and one input value read per output (stride
@@ -16,10 +16,14 @@
 //              each input row is loaded once per thread (3 loads per output row instead of 9)
 //   version 3  version 2's strips, flattened into full 256-thread blocks (small planes and 32-thread
 //              blocks left SMs half empty)
+//   version 4  outputs of at most 8 rows (7x7 here): whole input planes staged in shared memory,
+//              several per block, float4 loads, one thread per output, no divisions in the loop,
+//              streaming hints; version 3 elsewhere (v3 gives such a plane only Q threads)
 //   cudnn      every forward algorithm cudnnFindConvolutionForwardAlgorithm offers, each timed
 //
 // Every version is compared with the CPU reference on batch 2 first, and with version 1 on the
-// timed batch. Times: median of R runs, CUDA events, L2 flushed before each (course::GpuTimer);
+// timed batch. --sweep times version 4's launch shapes (threads per block, planes per block)
+// against version 3 on the layers it takes, instead of cuDNN. Times: median of R runs, CUDA events, L2 flushed before each (course::GpuTimer);
 // "GB/s" counts one read of the input and one write of the output (the memory floor).
 #include <cuda_runtime.h>
 #include <cudnn.h>
@@ -169,6 +173,101 @@ __global__ void depthwise_v3(const float* __restrict__ x, const float* __restric
   depthwise_strip(x, w, y, plane, channels, H, P, stride, strip * kStrip, q);
 }
 
+// ---- version 4: whole planes staged in shared memory, for small planes -------------------------
+/// Version 4's launch shape: a tile of `tile_floats` input floats or so per block, `threads` per
+/// block, streaming cache hints on the input loads and output stores or not.
+struct V4Config {
+  int threads = 128;
+  int tile_floats = 1024;
+  bool stream = true;
+  bool force_shared = false;  // --sweep: the shared-memory path wherever the plane fits
+};
+constexpr int kV4MaxPlane = 32 * 32;  // the largest input plane the shared-memory path takes
+constexpr int kV4MaxRows = 8;         // ... and only output planes of at most one v3 strip
+V4Config g_v4;                        // --sweep changes it
+
+/// Whether version 4 runs depthwise_v4 on this layer (else version 3). v3 gives each plane Q
+/// threads when P <= kStrip (one strip per column): 7 threads for a 7x7 output.
+bool v4_shared_path(const Layer& l) {
+  return l.size * l.size <= kV4MaxPlane && (g_v4.force_shared || l.out() <= kV4MaxRows);
+}
+
+/// Version 4: a block takes `tile_planes` consecutive planes (n*C + c), which are one contiguous
+/// chunk of the NCHW input, copies the chunk into shared memory with float4 loads (all in flight
+/// at once, whole 128-byte lines), then computes the tile's outputs, one thread per output with the
+/// output index fastest, so the stores are one contiguous chunk too. Stride 2 only ever visits its
+/// outputs (a quarter of the inputs). The output index is advanced by blockDim.x with carries
+/// (q, p, plane) instead of divided: the only divisions are once per thread.
+template <int kStride, bool kStream>
+__global__ void __launch_bounds__(256) depthwise_v4(const float* __restrict__ x, const float* __restrict__ w,
+                                                    float* __restrict__ y, int planes, int channels, int H, int P,
+                                                    int tile_planes) {
+  extern __shared__ float4 smem4[];
+  float* s_in = reinterpret_cast<float*>(smem4);  // tile_planes * H * H inputs
+  float* s_w = s_in + tile_planes * H * H;        // tile_planes * 9 filter taps
+  const int HW = H * H, PQ = P * P;
+  const int first = blockIdx.x * tile_planes;
+  const int count = min(tile_planes, planes - first);
+  const float* in = x + (long long)first * HW;  // 16-byte aligned: tile_planes * HW % 4 == 0
+  float* out = y + (long long)first * PQ;
+  const int n = count * HW, n4 = n >> 2;
+  // kStream: read once and written once, so marked evict-first (ld/st.global.cs): they replace
+  // each other in L2 rather than whatever else L2 holds (dirty lines cost a write-back to evict).
+  for (int i = threadIdx.x; i < n4; i += blockDim.x)
+    smem4[i] = kStream ? __ldcs(reinterpret_cast<const float4*>(in) + i) : __ldg(reinterpret_cast<const float4*>(in) + i);
+  for (int i = 4 * n4 + threadIdx.x; i < n; i += blockDim.x) s_in[i] = kStream ? __ldcs(in + i) : __ldg(in + i);
+  for (int i = threadIdx.x; i < count * 9; i += blockDim.x) {
+    const int pl = i / 9;
+    s_w[i] = __ldg(w + ((first + pl) % channels) * 9 + (i - pl * 9));
+  }
+  __syncthreads();
+  // Output j = (pl * P + p) * P + q; start at j = threadIdx.x, step blockDim.x = (dpl, dp, dq).
+  const int m = count * PQ;
+  int j = threadIdx.x;
+  int pl = j / PQ, p = (j - pl * PQ) / P, q = j - pl * PQ - p * P;
+  const int step = blockDim.x;
+  const int dpl = step / PQ, dp = (step - dpl * PQ) / P, dq = step - dpl * PQ - dp * P;
+  for (; j < m; j += step) {
+    const float* src = s_in + pl * HW;
+    const float* f = s_w + pl * 9;
+    const int h0 = p * kStride - 1, v0 = q * kStride - 1;
+    float sum = 0.0f;
+#pragma unroll
+    for (int r = 0; r < 3; ++r) {
+      const int h = h0 + r;
+      if (h < 0 || h >= H) continue;
+#pragma unroll
+      for (int s = 0; s < 3; ++s) {
+        const int v = v0 + s;
+        if (v >= 0 && v < H) sum = fmaf(f[r * 3 + s], src[h * H + v], sum);
+      }
+    }
+    if (kStream)
+      __stcs(out + j, sum);
+    else
+      out[j] = sum;
+    q += dq;
+    p += dp;
+    pl += dpl;
+    if (q >= P) {
+      q -= P;
+      ++p;
+    }
+    if (p >= P) {
+      p -= P;
+      ++pl;
+    }
+  }
+}
+
+/// Planes per block for version 4: about cfg.tile_floats inputs, rounded down to a multiple of the
+/// planes that make a whole number of float4 (4 planes of 7x7, 1 of 14x14), so that every tile
+/// starts 16-byte aligned; at least that many.
+int v4_tile_planes(int plane_floats, const V4Config& cfg) {
+  const int align = plane_floats % 4 == 0 ? 1 : plane_floats % 2 == 0 ? 2 : 4;
+  return std::max(align, cfg.tile_floats / plane_floats / align * align);
+}
+
 void run_version(int version, const float* x, const float* w, float* y, int n, const Layer& l, cudaStream_t stream) {
   const int planes = n * l.channels, P = l.out();
   if (version == 1) {
@@ -179,7 +278,14 @@ void run_version(int version, const float* x, const float* w, float* y, int n, c
     const int column_tiles = (P + threads - 1) / threads;
     const dim3 grid(unsigned(planes * column_tiles), unsigned((P + kStrip - 1) / kStrip));
     depthwise_v2<<<grid, threads, 0, stream>>>(x, w, y, l.channels, l.size, P, l.stride, column_tiles);
-  } else {
+  } else if (version == 4 && v4_shared_path(l)) {
+    const int tile = v4_tile_planes(l.size * l.size, g_v4);
+    const unsigned blocks = unsigned((planes + tile - 1) / tile);
+    const std::size_t shared = std::size_t(tile) * (l.size * l.size + 9) * sizeof(float);
+    auto kernel = l.stride == 1 ? (g_v4.stream ? depthwise_v4<1, true> : depthwise_v4<1, false>)
+                                : (g_v4.stream ? depthwise_v4<2, true> : depthwise_v4<2, false>);
+    kernel<<<blocks, g_v4.threads, shared, stream>>>(x, w, y, planes, l.channels, l.size, P, tile);
+  } else {  // version 3, and version 4 on large planes
     const long long total = (long long)planes * ((P + kStrip - 1) / kStrip) * P;
     depthwise_v3<<<unsigned((total + 255) / 256), 256, 0, stream>>>(x, w, y, planes, l.channels, l.size, P, l.stride);
   }
@@ -211,11 +317,13 @@ int main(int argc, char** argv) {
   try {
     std::vector<int> batches = {32, 256};
     int repetitions = 20;
+    bool sweep = false;  // version 4's launch shapes on its planes instead of cuDNN (no cuDNN rows)
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
       if (a == "--batch" && i + 1 < argc) batches = parse_list(argv[++i]);
       else if (a == "--repetitions" && i + 1 < argc) repetitions = std::max(1, std::atoi(argv[++i]));
-      else throw course::Error("usage: lab08_depthwise [--batch B[,B...]] [--repetitions R]");
+      else if (a == "--sweep") sweep = true;
+      else throw course::Error("usage: lab08_depthwise [--batch B[,B...]] [--repetitions R] [--sweep]");
     }
     if (!course::has_gpu()) {
       std::printf("lab08_depthwise: no GPU (%s)\n", course::gpu_unavailable_reason().c_str());
@@ -244,7 +352,7 @@ int main(int argc, char** argv) {
         for (float& v : h_x) v = rng.uniform(-1.0f, 1.0f);
         depthwise_cpu(h_x, h_w, want, n, l);
         course::DeviceBuffer<float> d_x(h_x), d_y(want.size());
-        for (int version : {1, 2, 3}) {
+        for (int version : {1, 2, 3, 4}) {
           CUDA_CHECK(cudaMemsetAsync(d_y.get(), 0xff, want.size() * sizeof(float), stream));  // NaN poison
           run_version(version, d_x.get(), d_w.get(), d_y.get(), n, l, stream);
           std::vector<float> got(want.size());
@@ -268,6 +376,36 @@ int main(int argc, char** argv) {
         std::vector<float> want(out_count), got(out_count);
         CUDA_CHECK(cudaStreamSynchronize(stream));
         d_check.download(want.data(), want.size());
+
+        if (sweep) {  // version 4's block size and tile against version 3, on the planes it takes
+          if (l.size * l.size > kV4MaxPlane) continue;
+          auto time_version = [&](int version) {
+            const double ms = timer.time([&](cudaStream_t s) { run_version(version, d_x.get(), d_w.get(), d_y.get(), n, l, s); }, options).median_ms;
+            CUDA_CHECK(cudaStreamSynchronize(stream));
+            d_y.download(got.data(), got.size());
+            if (!(max_abs_diff(got, want) < 1e-4)) {
+              std::printf("version %d WRONG (sweep)\n", version);
+              ++failures;
+            }
+            return ms;
+          };
+          const double v3 = time_version(3);
+          std::printf("| %5d | %3dx%3dx%4d | %d | %-23s | %9.4f | %6.0f | %12s |\n", n, l.size, l.size, l.channels, l.stride,
+                      "v3", v3, bytes / (v3 * 1e6), "x v3");
+          const V4Config saved = g_v4;
+          for (int stream_hint : {0, 1})
+            for (int threads : {128, 256})
+              for (int tile_floats : {1024, 2048, 4096}) {
+                g_v4 = {threads, tile_floats, stream_hint == 1, true};
+                const double ms = time_version(4);
+                const std::string name = "v4 " + std::to_string(threads) + "t " +
+                                         std::to_string(v4_tile_planes(l.size * l.size, g_v4)) + "pl" + (stream_hint ? " cs" : "");
+                std::printf("| %5d | %3dx%3dx%4d | %d | %-23s | %9.4f | %6.0f | %12.2f |\n", n, l.size, l.size, l.channels,
+                            l.stride, name.c_str(), ms, bytes / (ms * 1e6), v3 / ms);
+              }
+          g_v4 = saved;
+          continue;
+        }
 
         // cuDNN: a grouped convolution with one group per channel.
         course::cudnn::TensorDescriptor xd, yd;
@@ -303,7 +441,7 @@ int main(int argc, char** argv) {
           rows.push_back({std::string("cudnn ") + algorithm_name(perf[i].algo) + (err < 1e-3 ? "" : " (WRONG)"), ms});
           cudnn_best = std::min(cudnn_best, ms);
         }
-        for (int version : {1, 2, 3}) {
+        for (int version : {1, 2, 3, 4}) {
           const double ms = timer.time([&](cudaStream_t s) { run_version(version, d_x.get(), d_w.get(), d_y.get(), n, l, s); }, options).median_ms;
           CUDA_CHECK(cudaStreamSynchronize(stream));
           d_y.download(got.data(), got.size());

@@ -131,18 +131,22 @@ def depthwise_table():
         if m:
             b, h, _, c, s, ver, ms, gbs, x = m.groups()
             groups.setdefault((h, c, s), {}).setdefault(b, []).append((ver, float(ms), int(gbs), x))
-    wins = rows = 0
+    wins = {"v3": 0, "v4": 0}
+    rows = 0
     for (h, c, s), by_batch in groups.items():
         cells = []
         for b in ("32", "256"):
             rows_ = by_batch[b]
             best = min((r for r in rows_ if r[0].startswith("cudnn")), key=lambda r: r[1])
             v3 = next(r for r in rows_ if r[0] == "v3")
+            v4 = next(r for r in rows_ if r[0] == "v4")
             rows += 1
-            wins += float(v3[3]) > 1.0
-            cells.append(f"`{best[0][6:]}` {best[1]:.4f} ({best[2]:,}) | {v3[1]:.4f} ({v3[2]:,}) | {v3[3]}")
+            for v in (v3, v4):
+                wins[v[0]] += float(v[3]) > 1.0
+            cells.append(f"`{best[0][6:]}` {best[1]:.4f} ({best[2]:,}) | {v3[1]:.4f} ({v3[3]}) | "
+                         f"{v4[1]:.4f} ({v4[2]:,}) | {v4[3]}")
         print(f"| {h}x{h}x{c} | {s} | " + " | ".join(cells) + " |")
-    print(f"v3 faster than cuDNN's best in {wins} of {rows} rows")
+    print(f"faster than cuDNN's best: v3 in {wins['v3']} of {rows} rows, v4 in {wins['v4']} of {rows} rows")
     for algo in ("WINOGRAD_NONFUSED", "FFT", "FFT_TILING"):
         ratios = []
         for (h, c, s), by_batch in groups.items():
