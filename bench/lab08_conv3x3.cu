@@ -277,8 +277,13 @@ void launch_tf32_mma_ldmatrix_tile(const float* wt, const float* x, float* y, co
   static const bool configured = [] {
     CUDA_CHECK(cudaFuncSetAttribute(lab08::conv_tf32_mma_ldmatrix<BM, BN>,
                                     cudaFuncAttributeMaxDynamicSharedMemorySize, L::BYTES));
+    // Either all of the unified array as shared memory (as v7), or just what two blocks need (1 KiB
+    // reserved per block), as a percentage of the 228 KiB maximum: the driver rounds up to the next
+    // configuration, and the rest is L1 cache.
+    const int pct = LAB08_V8_MIN_CARVEOUT ? std::min(100, (2 * (L::BYTES + 1024) * 100 + 228 * 1024 - 1) / (228 * 1024))
+                                          : int(cudaSharedmemCarveoutMaxShared);
     CUDA_CHECK(cudaFuncSetAttribute(lab08::conv_tf32_mma_ldmatrix<BM, BN>,
-                                    cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
+                                    cudaFuncAttributePreferredSharedMemoryCarveout, pct));
     return true;
   }();
   (void)configured;

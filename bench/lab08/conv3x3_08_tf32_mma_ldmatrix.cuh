@@ -65,7 +65,22 @@ __global__ void round_to_tf32(const float* __restrict__ in, float* __restrict__ 
   if (i < n) out[i] = __uint_as_float((__float_as_uint(in[i]) + 0x1000u) & ~0x1fffu);
 }
 
-constexpr int kV8Threads = 256, kV8Stages = 3, kV8ChannelsPerSlice = 4, kV8BK = kV8ChannelsPerSlice * 9;
+constexpr int kV8Threads = 256, kV8ChannelsPerSlice = 4, kV8BK = kV8ChannelsPerSlice * 9;
+
+// Experiment knobs (compile-time): ring stages of the 128 x 128 tile and of the smaller ones, and
+// whether the launch asks for just the shared memory of two blocks (leaving the rest of the SM's
+// 256 KiB to the L1 cache, which the 4-byte gather copies go through) instead of all of it.
+#ifndef LAB08_V8_STAGES_BIG
+#define LAB08_V8_STAGES_BIG 3
+#endif
+#ifndef LAB08_V8_STAGES_SMALL
+#define LAB08_V8_STAGES_SMALL 3
+#endif
+#ifndef LAB08_V8_MIN_CARVEOUT
+#define LAB08_V8_MIN_CARVEOUT 0
+#endif
+template <int BM, int BN>
+constexpr int v8_stages() { return BM == 128 ? LAB08_V8_STAGES_BIG : LAB08_V8_STAGES_SMALL; }
 
 /// Block tiles of version 8: 0 = 128 x 128, 1 = 64 x 128, 2 = 64 x 64.
 inline int v8_tile(const Shape& s, int sm_count) {
@@ -77,9 +92,10 @@ inline int v8_tile(const Shape& s, int sm_count) {
 
 template <int BM, int BN>
 struct V8Smem {
+  static constexpr int STAGES = v8_stages<BM, BN>();
   static constexpr int LD = kV8BK;  // both tiles [rows][36]: 144-byte rows, conflict-free ldmatrix
   static constexpr int A_STAGE = BM * LD, B_STAGE = BN * LD;
-  static constexpr int BYTES = kV8Stages * (A_STAGE + B_STAGE) * int(sizeof(float));
+  static constexpr int BYTES = STAGES * (A_STAGE + B_STAGE) * int(sizeof(float));
 };
 
 /// 8 warps in a 2 x 4 grid. `w` must hold TF32-rounded weights (round_to_tf32).
@@ -87,7 +103,7 @@ template <int BM, int BN>
 __global__ void __launch_bounds__(kV8Threads, 2)
     conv_tf32_mma_ldmatrix(const float* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, Shape s) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  constexpr int BK = kV8BK, CPS = kV8ChannelsPerSlice, STAGES = kV8Stages, THREADS = kV8Threads;
+  constexpr int BK = kV8BK, CPS = kV8ChannelsPerSlice, STAGES = V8Smem<BM, BN>::STAGES, THREADS = kV8Threads;
   constexpr int WARPS_M = 2, WARPS_N = 4;
   constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N;
   constexpr int MT = WM / 16, NT = WN / 8;
