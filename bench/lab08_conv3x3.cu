@@ -1,4 +1,4 @@
-// lab08_conv3x3: ResNet-50's 3x3 convolutions, seven ways of computing them against every cuDNN algorithm.
+// lab08_conv3x3: ResNet-50's 3x3 convolutions, eight ways of computing them against every cuDNN algorithm.
 //
 //   lab08_conv3x3 [--batch B[,B...]] [--repetitions R] [--layers 56s1,28s2,...] [--csv FILE]
 //                 [--max-workspace-gib G] [--v1-max-gflop F] [--quick] [--selftest] [--mma-peak]
