@@ -1,4 +1,4 @@
-// lab08_conv3x3: ResNet-50's 3x3 convolutions, seven ways of computing them against every cuDNN algorithm.
+// lab08_conv3x3: ResNet-50's 3x3 convolutions, eight ways of computing them against every cuDNN algorithm.
 //
 //   lab08_conv3x3 [--batch B[,B...]] [--repetitions R] [--layers 56s1,28s2,...] [--csv FILE]
 //                 [--max-workspace-gib G] [--v1-max-gflop F] [--quick] [--selftest] [--mma-peak]
@@ -32,6 +32,10 @@
 //              straight from bank-conflict-free padded tiles, results straight from registers to
 //              NCHW, no scratch tile), and k slices of 4 whole channels, so that the gather's
 //              addresses are a precomputed pixel pointer plus compile-time tap offsets
+//   version 8  version 7 with fragments loaded by ldmatrix (one instruction per four operand
+//              registers, B's tile stored n-major for it), weights rounded to TF32 once per model
+//              (its time is in the note, like v5's filter transform), and a 64x128 block tile for
+//              K = 64 and for the layers where 128x128 would leave SMs idle
 //   cudnn      every algorithm cudnnFindConvolutionForwardAlgorithm offers, twice: with
 //              CUDNN_FMA_MATH (pure FP32: CUDNN_DEFAULT_MATH would permit TF32 on sm_80+) and with
 //              CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION (TF32 tensor cores allowed); each row is
@@ -42,7 +46,8 @@
 // timed batch every row is compared with version 1's naive GEMM (reading the input directly, so
 // that it needs no matrix memory; "v0" in the CPU-check line) before it is timed. Versions 2, 4, 6, 7
 // switch to 64x64 block tiles when 128x128 tiles would leave SMs without a block; the CPU check
-// runs both tile sizes. --quick: batch 1,32 and 3 repetitions, for a first smoke run. An element passes if
+// runs both tile sizes. Version 8 picks 128x128, else 64x128, else 64x64 by the same rule (64x128
+// always when K = 64); the CPU check runs all three. --quick: batch 1,32 and 3 repetitions, for a first smoke run. An element passes if
 // |got - want| <= tol * (rms(want) + |want|): tol = 1e-4 for FP32 (a 4,608-term FP32 dot product
 // is good to ~1e-6 of the output's rms, Winograd and FFT to ~1e-5), tol = 1e-2 for TF32 rows
 // (TF32 keeps 10 of FP32's 23 mantissa bits: each operand is off by up to 2^-11 relative, so a
@@ -84,6 +89,7 @@
 #include "lab08/conv3x3_05_winograd.cuh"
 #include "lab08/conv3x3_06_tf32_wmma.cuh"
 #include "lab08/conv3x3_07_tf32_mma_pipelined.cuh"
+#include "lab08/conv3x3_08_tf32_mma_ldmatrix.cuh"
 
 namespace {
 
@@ -183,8 +189,9 @@ struct Version {
 const Version kVersions[] = {{1, "v1 im2col + naive GEMM", false},   {2, "v2 im2col + tiled SGEMM", false},
                             {3, "v3 im2col + cuBLAS SGEMM", false},  {4, "v4 implicit GEMM", false},
                             {5, "v5 Winograd F(2x2,3x3)", false},    {6, "v6 implicit GEMM TF32 WMMA", true},
-                            {7, "v7 implicit GEMM TF32 mma pipelined", true}};
-constexpr int kMaxVersion = 7;
+                            {7, "v7 implicit GEMM TF32 mma pipelined", true},
+                            {8, "v8 implicit GEMM TF32 mma ldmatrix", true}};
+constexpr int kMaxVersion = 8;
 
 /// Device memory one version needs beyond x, w and y (the im2col matrix, Winograd's V and M).
 double workspace_bytes(int version, const Shape& s) {
@@ -199,6 +206,7 @@ struct Buffers {
   const float* x = nullptr;
   const float* w = nullptr;
   const float* u = nullptr;  // Winograd-transformed filters, 16 x K x C
+  const float* wt = nullptr;  // w rounded to TF32 (version 8), K x C*9
   float* y = nullptr;
   float* cols = nullptr;
   float* wv = nullptr;  // Winograd V: 16 x C x tiles
@@ -261,6 +269,54 @@ void launch_tf32_mma_pipelined(const float* w, const float* x, float* y, const S
   if (s.C % 4 != 0) throw course::Error("version 7 copies W in 16-byte chunks and needs C % 4 == 0");
   if (small) launch_tf32_mma_pipelined_tile<64, 64>(w, x, y, s, stream);
   else launch_tf32_mma_pipelined_tile<128, 128>(w, x, y, s, stream);
+}
+
+template <int BM, int BN>
+void launch_tf32_mma_ldmatrix_tile(const float* wt, const float* x, float* y, const Shape& s, cudaStream_t stream) {
+  using L = lab08::V8Smem<BM, BN>;
+  static const bool configured = [] {
+    CUDA_CHECK(cudaFuncSetAttribute(lab08::conv_tf32_mma_ldmatrix<BM, BN>,
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize, L::BYTES));
+    // Either all of the unified array as shared memory (as v7), or just what two blocks need (1 KiB
+    // reserved per block), as a percentage of the 228 KiB maximum: the driver rounds up to the next
+    // configuration, and the rest is L1 cache.
+    const int pct = LAB08_V8_MIN_CARVEOUT ? std::min(100, (2 * (L::BYTES + 1024) * 100 + 228 * 1024 - 1) / (228 * 1024))
+                                          : int(cudaSharedmemCarveoutMaxShared);
+    CUDA_CHECK(cudaFuncSetAttribute(lab08::conv_tf32_mma_ldmatrix<BM, BN>,
+                                    cudaFuncAttributePreferredSharedMemoryCarveout, pct));
+    return true;
+  }();
+  (void)configured;
+  const dim3 grid(unsigned((s.gemm_n() + BN - 1) / BN), unsigned((s.K + BM - 1) / BM));
+  lab08::conv_tf32_mma_ldmatrix<BM, BN><<<grid, lab08::kV8Threads, L::BYTES, stream>>>(wt, x, y, s);
+}
+
+/// Version 8 with block tile `tile` (lab08::v8_tile: 0 = 128x128, 1 = 64x128, 2 = 64x64); `wt` is
+/// the TF32-rounded weights (round_weights_tf32).
+void launch_tf32_mma_ldmatrix(const float* wt, const float* x, float* y, const Shape& s, int tile,
+                              cudaStream_t stream) {
+  if (s.C % 4 != 0) throw course::Error("version 8 copies W in 16-byte chunks and needs C % 4 == 0");
+  if (wt == nullptr) throw course::Error("version 8 needs the TF32-rounded weights");
+  if (tile == 0) launch_tf32_mma_ldmatrix_tile<128, 128>(wt, x, y, s, stream);
+  else if (tile == 1) launch_tf32_mma_ldmatrix_tile<64, 128>(wt, x, y, s, stream);
+  else launch_tf32_mma_ldmatrix_tile<64, 64>(wt, x, y, s, stream);
+}
+const char* v8_tile_name(int tile) { return tile == 0 ? "128x128" : tile == 1 ? "64x128" : "64x64"; }
+
+/// Once per layer (per model in a network): wt = w rounded to TF32.
+void round_weights_tf32(const float* w, float* wt, long long n, cudaStream_t stream) {
+  lab08::round_to_tf32<<<unsigned((n + 255) / 256), 256, 0, stream>>>(w, wt, n);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+int device_sm_count() {
+  static const int count = [] {
+    int dev = 0, n = 0;
+    CUDA_CHECK(cudaGetDevice(&dev));
+    CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
+    return n;
+  }();
+  return count;
 }
 
 /// --mma-peak: the rate of mma.sync m16n8k8 TF32 with operands in registers, the ceiling of any
@@ -369,6 +425,7 @@ void run_version(int version, const Buffers& b, const Shape& s, bool small_tiles
     case 5: winograd_main(blas, b, s, stream); break;
     case 6: launch_tf32_wmma(b.w, b.x, b.y, s, small_tiles, stream); break;
     case 7: launch_tf32_mma_pipelined(b.w, b.x, b.y, s, small_tiles, stream); break;
+    case 8: launch_tf32_mma_ldmatrix(b.wt, b.x, b.y, s, lab08::v8_tile(s, device_sm_count()), stream); break;
     default: throw course::Error("no version " + std::to_string(version));
   }
   CUDA_CHECK(cudaGetLastError());
@@ -629,6 +686,7 @@ struct Bench {
       row.tf32 = v.tf32;
       const double ws = workspace_bytes(v.id, s);
       if (v.id == 2 || v.id == 4 || v.id == 6 || v.id == 7) row.note = small ? "64x64 block tile" : "128x128 block tile";
+      if (v.id == 8) row.note = std::string(v8_tile_name(lab08::v8_tile(s, sm_count))) + " block tile";
       if (v.id == 5 && s.stride != 1) {
         row.status = "n/a";
         row.note = "Winograd F(2x2,3x3) is stride 1 only";
@@ -674,6 +732,14 @@ struct Bench {
                          "% of the time; matrix " + fixed(gib(ws), 3) + " GiB = " + fixed(ws / input_bytes, 2) +
                          "x the input";
             }
+            if (v.id == 8) {  // the weights' rounding, once per model like v5's filter transform
+              const long long nw = (long long)s.K * s.gemm_k();
+              course::DeviceBuffer<float> scratch{static_cast<std::size_t>(nw)};
+              const double round_ms =
+                  timer->time([&](cudaStream_t st) { round_weights_tf32(b.w, scratch.get(), nw, st); }, timing(8))
+                      .median_ms;
+              row.note += "; W rounded to TF32 once/model: " + fixed(round_ms, 4) + " ms, not in this row";
+            }
             if (v.id == 5) {
               const double filter_ms =
                   timer->time([&](cudaStream_t st) { winograd_filter(b.w, const_cast<float*>(b.u), s, st); }, timing(5))
@@ -707,6 +773,8 @@ struct Bench {
     for (float& v : h_w) v = rng.uniform(-1.0f, 1.0f);
     course::DeviceBuffer<float> d_w(h_w), d_u(std::size_t(16) * l.K * l.C);
     winograd_filter(d_w.get(), d_u.get(), l.shape(1), stream);  // once per layer, like once per model
+    course::DeviceBuffer<float> d_wt(h_w.size());
+    round_weights_tf32(d_w.get(), d_wt.get(), (long long)h_w.size(), stream);  // likewise (version 8)
 
     bool cpu_ok[kMaxVersion + 1];
     std::fill(cpu_ok, cpu_ok + kMaxVersion + 1, true);
@@ -718,28 +786,33 @@ struct Bench {
       course::DeviceBuffer<float> d_x(h_x), d_y(want.size()), cols(std::size_t(im2col_bytes(s) / sizeof(float))),
           wino(std::size_t(lab08::winograd_workspace_bytes(s) / sizeof(float)));
       Buffers b;
-      b.x = d_x.get(), b.w = d_w.get(), b.u = d_u.get(), b.y = d_y.get(), b.cols = cols.get();
+      b.x = d_x.get(), b.w = d_w.get(), b.u = d_u.get(), b.wt = d_wt.get(), b.y = d_y.get(), b.cols = cols.get();
       b.wv = wino.get(), b.wm = wino.get() + std::size_t(16) * s.C * lab08::wino_tiles(s);
       std::string line = "  CPU check, batch 2, " + l.label() + ":";
       std::vector<float> got(want.size());
       for (int version = 0; version <= kMaxVersion; ++version) {
         if (version == 5 && l.stride != 1) continue;
         const bool tf32 = version >= 6;
-        for (bool small : {false, true}) {  // both tile configurations of versions 2, 4, 6, 7
-          if (small && version != 2 && version != 4 && version != 6 && version != 7) continue;
+        // Both tile configurations of versions 2, 4, 6, 7; version 8's three (its tile 0, 1, 2).
+        for (int cfg = 0; cfg < 3; ++cfg) {
+          const bool small = cfg == 1, multi = version == 2 || version == 4 || version == 6 || version == 7;
+          if (version == 8 ? false : (cfg == 2 || (small && !multi))) continue;
           CUDA_CHECK(cudaMemsetAsync(b.y, 0xff, want.size() * sizeof(float), stream));
-          run_version(version, b, s, small, blas, stream);
+          if (version == 8) launch_tf32_mma_ldmatrix(b.wt, b.x, b.y, s, cfg, stream);
+          else run_version(version, b, s, small, blas, stream);
+          CUDA_CHECK(cudaGetLastError());
           CUDA_CHECK(cudaStreamSynchronize(stream));
           d_y.download(got.data(), got.size());
           const Check c = compare(got, want, s, tf32 ? kTolTf32 : kTolFp32);
+          const std::string tag = version == 8 ? (cfg == 0 ? "" : cfg == 1 ? "(64x128)" : "(64)") : small ? "(64)" : "";
           char buf[64];
-          std::snprintf(buf, sizeof buf, " v%d%s %s %.0e", version, small ? "(64)" : "", c.ok ? "ok" : "FAILED", c.err);
+          std::snprintf(buf, sizeof buf, " v%d%s %s %.0e", version, tag.c_str(), c.ok ? "ok" : "FAILED", c.err);
           line += buf;
           if (!c.ok) {
             cpu_ok[version] = false;
             ++failures;
-            std::printf("  v%d%s FAILED the CPU check on %s: %s\n", version, small ? " (64x64 tiles)" : "",
-                        l.label().c_str(), c.detail.c_str());
+            std::printf("  v%d%s FAILED the CPU check on %s: %s\n", version, tag.c_str(), l.label().c_str(),
+                        c.detail.c_str());
           }
         }
       }
@@ -762,7 +835,7 @@ struct Bench {
         for (float& v : h_x) v = rng.uniform(-1.0f, 1.0f);
         course::DeviceBuffer<float> d_x(h_x), d_y(std::size_t(s.N) * s.K * s.P() * s.Q());
         Buffers b;
-        b.x = d_x.get(), b.w = d_w.get(), b.u = d_u.get(), b.y = d_y.get();
+        b.x = d_x.get(), b.w = d_w.get(), b.u = d_u.get(), b.wt = d_wt.get(), b.y = d_y.get();
         run_version(0, b, s, false, blas, stream);  // the reference for this batch
         std::vector<float> want(d_y.size());
         CUDA_CHECK(cudaStreamSynchronize(stream));

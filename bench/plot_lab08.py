@@ -14,7 +14,7 @@ Writes, into --out-dir (default lectures/figures):
                              network's 7 blocks at batch 10,000 and MobileNetV2@224's blocks at
                              batch 32 and 256;
   08-conv3x3-ladder.svg      (with --conv3x3-csv) ResNet-50's 3 x 3 layers: each of our versions
-                             v1 .. v7 as cuDNN's best time divided by ours (log scale, a line at
+                             v1 .. v8 as cuDNN's best time divided by ours (log scale, a line at
                              1.0), the FP32 versions against cuDNN's best FP32 row, the TF32
                              versions against cuDNN's best row with tensor ops allowed, one panel
                              row per batch (default 32 and 256, --conv3x3-batches);
@@ -84,8 +84,9 @@ CONV_VERSIONS = [
     ("v5", "v5 Winograd F(2 × 2, 3 × 3)", "#17becf", "triangle"),
     ("v6", "v6 implicit GEMM, TF32 WMMA", "#b39ddb", "circle"),
     ("v7", "v7 implicit GEMM, TF32 mma.sync pipelined", "#6a3d9a", "diamond"),
+    ("v8", "v8 implicit GEMM, TF32 mma.sync ldmatrix", "#d62728", "triangle"),
 ]
-TF32_VERSIONS = {"v6", "v7"}
+TF32_VERSIONS = {"v6", "v7", "v8"}
 
 
 def fail(message):
@@ -416,7 +417,7 @@ class Layer:
     def __init__(self, h, w, c, k, stride):
         self.h, self.w, self.c, self.k, self.stride = h, w, c, k, stride
         self.cudnn = {}  # (algorithm, math) -> ms, the last row of each
-        self.ours = {}   # "v1" .. "v7" -> ms
+        self.ours = {}   # "v1" .. "v8" -> ms
 
     def label(self):
         shape = f"{self.h} × {self.w} × {self.c}"
@@ -510,7 +511,7 @@ def plot_conv3x3(layers_by_batch, device, path, batches, csv_name):
         panel_bottom = panel_top + len(rows) * band + 4
         body.append(text(20, panel_top - 12, f"batch {batch:,}", weight="bold"))
         for (p0, p1), axis, heading in ((panel_a, axes[0], "FP32: v1 – v5 / cuDNN's best FP32"),
-                                        (panel_b, axes[1], "TF32: v6, v7 / cuDNN's best, tensor cores")):
+                                        (panel_b, axes[1], "TF32: v6 – v8 / cuDNN's best, tensor cores")):
             body.append(text((p0 + p1) / 2, panel_top - 12, heading, anchor="middle", size=12, weight="bold"))
             for v in minor_values(axis):
                 body.append(f'<line x1="{axis(v):.1f}" y1="{panel_top}" x2="{axis(v):.1f}" '
