@@ -9,10 +9,10 @@
 
 namespace {
 
-// The algorithm searches run at 1,000 images, not at the gate's 10,000: the same choices
-// (bench/results/lab08_mobilenet_*.txt lists those of a search at 10,000; the gate's cuDNN time
-// and the benchmark's agree), in a fraction of the time -- a search at 10,000 images costs about
-// two seconds per network, twice per gate.
+// The algorithm searches run at 1,000 images, not at the gate's 10,000: the network they pick is as
+// fast (the gate measured cuDNN + cuBLAS at 42.40-42.43 ms per call, the benchmark with searches
+// at 10,000 images 42.35 ms; H100), and the gate is shorter (6.0 s instead of 6.8 s: the searches
+// run in each of the two reference blocks' fresh workers).
 constexpr int kSearchBatch = 1000;
 
 class CudnnBaseline final : public lab08_harness::TimedMobileNet {
