@@ -268,18 +268,21 @@ def text(x, y, content, anchor="start", fill="#333", size=None, weight=None, ext
     return f'<text {attributes} fill="{fill}"{extra}>{esc(content)}</text>'
 
 
-def marker(shape, x, y, colour):
+def marker(shape, x, y, colour, half=4):
+    """A data point's marker centred on (x, y); `half` is half its size in pixels (the diamond and
+    the triangle's apex reach one pixel further, so that all shapes look the same size)."""
     if shape == "square":
-        return f'<rect x="{x - 4:.1f}" y="{y - 4:.1f}" width="8" height="8" fill="{colour}"/>'
+        return f'<rect x="{x - half:.1f}" y="{y - half:.1f}" width="{2 * half:g}" height="{2 * half:g}" fill="{colour}"/>'
+    tip = half + 1
     if shape == "diamond":
-        return (f'<path d="M {x:.1f} {y - 5:.1f} L {x + 5:.1f} {y:.1f} L {x:.1f} {y + 5:.1f} '
-                f'L {x - 5:.1f} {y:.1f} z" fill="{colour}"/>')
+        return (f'<path d="M {x:.1f} {y - tip:.1f} L {x + tip:.1f} {y:.1f} L {x:.1f} {y + tip:.1f} '
+                f'L {x - tip:.1f} {y:.1f} z" fill="{colour}"/>')
     if shape == "triangle":
-        return (f'<path d="M {x:.1f} {y - 5:.1f} L {x + 5:.1f} {y + 4:.1f} L {x - 5:.1f} {y + 4:.1f} z" '
+        return (f'<path d="M {x:.1f} {y - tip:.1f} L {x + tip:.1f} {y + half:.1f} L {x - tip:.1f} {y + half:.1f} z" '
                 f'fill="{colour}"/>')
     if shape == "open":
-        return f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4" fill="#fff" stroke="{colour}" stroke-width="1.8"/>'
-    return f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4" fill="{colour}"/>'
+        return f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{half:g}" fill="#fff" stroke="{colour}" stroke-width="1.8"/>'
+    return f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{half:g}" fill="{colour}"/>'
 
 
 # ----------------------------------------------------------------------------------------------

@@ -48,7 +48,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.dont_write_bytecode = True  # importing plot_lab07 must not leave a __pycache__ in bench/
 # The same helpers, palette and halo as lab 07's figures: one look for the course's measured plots.
-from plot_lab07 import HALO, PALETTE, LogAxis, fmt_factor, number, svg_document, text  # noqa: E402
+from plot_lab07 import HALO, PALETTE, LogAxis, fmt_factor, marker, number, svg_document, text  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MOBILENET_COLUMNS = ["workload", "version", "batch", "median_ms", "min_ms", "images_per_s", "x_cudnn", "device"]
@@ -477,6 +477,7 @@ def plot_conv3x3(layers_by_batch, device, path, batches, csv_name):
     fp32 = [v for v in CONV_VERSIONS if v[0] not in TF32_VERSIONS]
     tf32 = [v for v in CONV_VERSIONS if v[0] in TF32_VERSIONS]
     lane = 7                     # each version its own lane in a layer's band, so no dot hides another
+                                 # (7 pixels: lab 07's markers at half size 3, plot_lab07.marker)
     band = lane * len(fp32) + 10
     label_width = 150
     # Each panel spans its own versions' range, at the same pixels per decade, so that a distance
@@ -498,7 +499,7 @@ def plot_conv3x3(layers_by_batch, device, path, batches, csv_name):
         axis.p0, axis.p1 = p0, p1
         axes.append(axis)
     top = 120
-    body = [text(20, 30, f"ResNet-50's 3 × 3 layers on {device}: our seven versions against cuDNN",
+    body = [text(20, 30, f"ResNet-50's 3 × 3 layers on {device}: our {len(CONV_VERSIONS)} versions against cuDNN",
                  size=14, weight="bold"),
             text(20, 52, "Each dot: cuDNN's best time divided by ours (log scale; right of the line at 1×: ours "
                  "is faster). FP32 versions against", fill="#555", size=12),
@@ -541,7 +542,7 @@ def plot_conv3x3(layers_by_batch, device, path, batches, csv_name):
                     x = axis(fs[key])
                     body.append(f'<line x1="{one:.1f}" y1="{cy:.1f}" x2="{x:.1f}" y2="{cy:.1f}" stroke="{colour}" '
                                 f'stroke-width="1.2" opacity="0.7"/>')
-                    body.append(small_marker(shape, x, cy, colour))
+                    body.append(marker(shape, x, cy, colour, half=3))
                     if fs[key] == best:  # the row's best of this panel, named with its factor, on the
                         # side away from the line at 1× so that it does not sit on its own stick
                         label = f"{key} {fs[key]:.2f}"
@@ -560,32 +561,20 @@ def plot_conv3x3(layers_by_batch, device, path, batches, csv_name):
                      "green line: as fast as cuDNN)", anchor="middle"))
     legend_y = bottom + 50
     x = 20
-    for i, (key, label, colour, shape) in enumerate(CONV_VERSIONS):
-        if i == 4:  # two legend lines: FP32 versions, then the rest
+    for key, label, colour, shape in CONV_VERSIONS:
+        entry = 30 + 6.6 * len(label)  # marker, gap and the label at ~6.6 pixels per character
+        if x > 20 and x + entry - 14 > width:  # the next line, rather than past the right edge
             legend_y += 20
             x = 20
-        body.append(small_marker(shape, x + 6, legend_y - 4, colour))
+        body.append(marker(shape, x + 6, legend_y - 4, colour, half=3))
         body.append(text(x + 16, legend_y, label, size=12))
-        x += 30 + 6.6 * len(label)
+        x += entry
     height = legend_y + 36
     body.append(text(20, height - 10, f"Drawn by bench/plot_lab08.py from {csv_name} (bench/lab08_conv3x3.cu: NCHW "
                      "FP32 in and out, padding 1; median of 10 runs, L2 flushed).", fill="#555", size=11))
     title = f"Our 3 × 3 convolutions as a fraction of cuDNN's speed, ResNet-50's layers, on {device}"
     write(path, svg_document(width, height, title, body))
     return factors
-
-
-def small_marker(shape, x, y, colour):
-    """lab 07's markers, a size smaller: seven lanes share a 7-pixel pitch."""
-    if shape == "square":
-        return f'<rect x="{x - 3:.1f}" y="{y - 3:.1f}" width="6" height="6" fill="{colour}"/>'
-    if shape == "diamond":
-        return (f'<path d="M {x:.1f} {y - 4:.1f} L {x + 4:.1f} {y:.1f} L {x:.1f} {y + 4:.1f} L {x - 4:.1f} {y:.1f} z" '
-                f'fill="{colour}"/>')
-    if shape == "triangle":
-        return (f'<path d="M {x:.1f} {y - 4:.1f} L {x + 4:.1f} {y + 3:.1f} L {x - 4:.1f} {y + 3:.1f} z" '
-                f'fill="{colour}"/>')
-    return f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.2" fill="{colour}"/>'
 
 
 # ----------------------------------------------------------------------------------------------

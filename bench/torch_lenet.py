@@ -149,24 +149,36 @@ class CsvRows:
             f.write(",".join(fields) + "\n")
 
 
-def main():
-    args = parse_args()
-    repetitions = args.repetitions
+def fp32_torch(script):
+    """(torch, torch.nn.functional) set up for the course's comparisons -- TF32 off, so that cuDNN and
+    cuBLAS compute in FP32 like our kernels, and cuDNN's algorithm chosen by measurement (like lab
+    05's default) -- or None after saying why not (no numpy, no PyTorch, no GPU): then there is
+    nothing to compare, which is not an error. `script` names the caller in that message."""
     if np is None:
-        print("torch_lenet.py: numpy is not installed; nothing to compare")
-        return 0
+        print(f"{script}: numpy is not installed; nothing to compare")
+        return None
     try:
         import torch
         import torch.nn.functional as F
     except ImportError:
-        print("torch_lenet.py: PyTorch is not installed; nothing to compare")
-        return 0
+        print(f"{script}: PyTorch is not installed; nothing to compare")
+        return None
     if not torch.cuda.is_available():
-        print("torch_lenet.py: no CUDA GPU visible to PyTorch; nothing to compare")
-        return 0
+        print(f"{script}: no CUDA GPU visible to PyTorch; nothing to compare")
+        return None
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.benchmark = True  # measured algorithm choice, like lab05's default
+    torch.backends.cudnn.benchmark = True
+    return torch, F
+
+
+def main():
+    args = parse_args()
+    repetitions = args.repetitions
+    found = fp32_torch("torch_lenet.py")
+    if found is None:
+        return 0
+    torch, F = found
 
     images, labels, weights_file, source = load_data()
     tensors, metadata = read_safetensors(os.path.join(ROOT, "data", "weights", weights_file))

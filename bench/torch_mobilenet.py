@@ -26,7 +26,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torch_lenet import ROOT, find, read_idx, read_safetensors, batch_list  # noqa: E402
+from torch_lenet import ROOT, batch_list, find, fp32_torch, read_idx, read_safetensors  # noqa: E402
 
 try:
     import numpy as np
@@ -94,21 +94,10 @@ def main():
     parser.add_argument("--ours", metavar="FILE", help="our logits, float32 [10000,10], to compare with")
     parser.add_argument("--batch", type=batch_list, default=[10000, 1], metavar="B[,B...]")
     args = parser.parse_args()
-    if np is None:
-        print("torch_mobilenet.py: numpy is not installed; nothing to compare")
+    found = fp32_torch("torch_mobilenet.py")
+    if found is None:
         return 0
-    try:
-        import torch
-        import torch.nn.functional as F
-    except ImportError:
-        print("torch_mobilenet.py: PyTorch is not installed; nothing to compare")
-        return 0
-    if not torch.cuda.is_available():
-        print("torch_mobilenet.py: no CUDA GPU visible to PyTorch; nothing to compare")
-        return 0
-    torch.backends.cudnn.allow_tf32 = False
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.benchmark = True
+    torch, F = found
 
     folder = os.environ.get("COURSE_FASHION_MNIST_DIR", "/usr/share/datasets/fashion-mnist")
     images_file, labels_file = find(folder, "t10k-images-idx3-ubyte"), find(folder, "t10k-labels-idx1-ubyte")
