@@ -18,8 +18,9 @@
 //   2. A k slice is 32 channels of one tap (r, s), GEMM row kk = (r*3 + s)*C + c. For one output
 //      pixel those 32 floats are contiguous in NHWC: 128 bytes, 8 cp.async of 16 bytes (zero-filled
 //      where the tap falls in the padding). A thread copies one 16-byte chunk of 4 pixels (B) and
-//      of 4 weight rows (A) per slice: 8 cp.async for a 128 x 128 x 32 slice instead of v8's 36 + 9
-//      for 128 x 128 x 36. The per-pixel state is an offset and (h0, w0): no spill.
+//      of 4 weight rows (A) per slice: 8 cp.async per thread for a 128 x 128 x 32 slice, where v8
+//      issues 18 four-byte B copies and 4 or 5 sixteen-byte A copies for 128 x 128 x 36. The
+//      per-pixel state is an offset and (h0, w0): no spill.
 //   3. Tiles of 32-float (128-byte) rows swizzled instead of padded: 16-byte chunk c of row r is
 //      stored at chunk c ^ (r % 8). The 8 lanes of a cp.async phase (one row, chunks 0..7) and the
 //      8 rows of an ldmatrix phase (one chunk, rows r..r+7) both hit 8 different 16-byte bank
@@ -28,7 +29,8 @@
 //      (conflict-free float2 stores), then each warp writes 32 consecutive pixels of one output
 //      channel per instruction, 128-byte coalesced NCHW stores instead of v8's 8 rows x 8 bytes.
 //   5. Split-K for small grids: with 7 x 7 or 14 x 14 stride-2 outputs at batch 32 there are only
-//      13 column tiles of 128, 52 blocks of 128 x 128 for 132 SMs. The slices are then split among
+//      13 column tiles of 128, 52 blocks of 128 x 128 for 132 SMs (98 at 14 x 14 x 256 and at
+//      28 x 28 x 256 stride 2). The slices are then split among
 //      `splits` blocks (grid.z) whose partial sums are added with atomicAdd into y, zeroed first
 //      (the memset is in the timed row). Summation order differs run to run (FP32 rounding only).
 //
@@ -36,8 +38,19 @@
 // (v9_config). Shared memory: 3 stages x (BM + BN) x 32 floats = 96 KiB at 128 x 128: two blocks
 // per H100 SM. Every configuration is checked against the CPU in the program (batch 2).
 //
-// Measured (H100 80GB HBM3, cuDNN 9.14, batch 32 and 256, see the lecture's section 10 and
-// bench/results/lab08_conv3x3_h100_80gb_hbm3.txt): filled in below from the final run.
+// Measured on an H100 80GB HBM3 (cuDNN 9.14; bench/results/lab08_conv3x3_h100_80gb_hbm3.txt, one
+// run, batch 32 and 256, the transform included): 75.4 to 184.6 TFLOP/s where v8 ran 38.6 to
+// 101.3 in the same run (1.04 to 2.50 times v8's speed), and 0.73 to 1.70 of cuDNN's fastest
+// tensor-op row, i.e. within 1.5x of it on all 14 rows (v8: 8 of 14). The transform is 8 to 46 %
+// of the row (0.2924 of 0.6297 ms at 56x56x128 stride 2, batch 256: 411 MB read and written).
+// ncu on 7x7x512 and 14x14x512 stride 2, batch 256 (clocks locked by the profiler): no spill, 127
+// registers, 2 blocks (16 warps) per SM, an instruction issued on 32-33 % of the scheduler cycles,
+// L1/TEX (ldmatrix + cp.async) 69-71 % busy, L2 48-61 %, DRAM 7-46 %; and 392 blocks for 264
+// slots, 1.48 waves: the tail, a warp-specialised wgmma/TMA kernel or larger tiles are what is left.
+// Development sweep (same H100, a scratch harness timing the kernels alone): a 4-stage ring
+// (LAB08_V9_STAGES=4) was slower with 128 x 128 tiles, which then fit one block per SM (by up to
+// 12 % on the configurations v9_config picks), and 4 to 6 % faster with 64 x 128 tiles (still two
+// blocks per SM; 56x56x64). The knob stays at 3 for both: a per-tile depth is untried.
 #pragma once
 
 #include <cstdint>
