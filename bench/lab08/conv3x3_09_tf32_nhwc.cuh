@@ -287,8 +287,9 @@ struct V9Config {
 /// tile x split 1..4 on the 14 rows of batch 32 and 256 (H100): split 4 was the fastest wherever
 /// 128 x 128 left SMs without a block (52 or 98 blocks for 132 SMs: 7x7x512, 14x14x256 and the two
 /// deep stride-2 layers at batch 32, 0.0632 against 0.0665 ms unsplit at 14x14x256), and slower
-/// everywhere else; split 2 or 3 was never best: 196 or 294 blocks leave the busiest SM with as
-/// many slices as before, plus the memset and the atomics. 64 x 128 lost to 128 x 128 wherever K > 64.
+/// everywhere else; split 2 or 3 was best only once (28x28x128, batch 32, by 4 %): 196 or 294
+/// blocks leave the busiest SM with about as many slices as before, plus the memset and the
+/// atomics. 64 x 128 lost to 128 x 128 wherever K > 64.
 inline V9Config v9_config(const Shape& s, int sm_count) {
   const int bm = s.K > 64 ? 128 : 64;
   const long long blocks = ((s.gemm_n() + 127) / 128) * ((s.K + bm - 1) / bm);
