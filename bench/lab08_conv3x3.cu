@@ -1,4 +1,4 @@
-// lab08_conv3x3: ResNet-50's 3x3 convolutions, eight ways of computing them against every cuDNN algorithm.
+// lab08_conv3x3: ResNet-50's 3x3 convolutions, nine ways of computing them against every cuDNN algorithm.
 //
 //   lab08_conv3x3 [--batch B[,B...]] [--repetitions R] [--layers 56s1,28s2,...] [--csv FILE]
 //                 [--max-workspace-gib G] [--v1-max-gflop F] [--quick] [--selftest] [--mma-peak]
@@ -36,6 +36,12 @@
 //              registers, B's tile stored n-major for it), weights rounded to TF32 once per model
 //              (its time is in the note, like v5's filter transform), and a 64x128 block tile for
 //              K = 64 and for the layers where 128x128 would leave SMs idle
+//   version 9  version 8 on a channels-last copy of the input: x transposed NCHW -> NHWC (and
+//              rounded to TF32) by a first kernel, timed in the row, so that a k slice (32
+//              channels of one tap) of a pixel is 128 contiguous bytes: every operand copied in
+//              16-byte cp.async into swizzled tiles; the output staged in shared memory for
+//              coalesced NCHW stores; split-K where the grid would leave SMs idle. Still NCHW in,
+//              NCHW out, like every other row (cuDNN's tensor-op kernels transpose internally too)
 //   cudnn      every algorithm cudnnFindConvolutionForwardAlgorithm offers, twice: with
 //              CUDNN_FMA_MATH (pure FP32: CUDNN_DEFAULT_MATH would permit TF32 on sm_80+) and with
 //              CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION (TF32 tensor cores allowed); each row is
@@ -47,7 +53,9 @@
 // that it needs no matrix memory; "v0" in the CPU-check line) before it is timed. Versions 2, 4, 6, 7
 // switch to 64x64 block tiles when 128x128 tiles would leave SMs without a block; the CPU check
 // runs both tile sizes. Version 8 picks 128x128, else 64x128, else 64x64 by the same rule (64x128
-// always when K = 64); the CPU check runs all three. --quick: batch 1,32 and 3 repetitions, for a first smoke run. An element passes if
+// always when K = 64); the CPU check runs all three. Version 9 picks its tile and split-K from the
+// grid's size (lab08::v9_config); the CPU check runs five configurations (kV9Checked).
+// --quick: batch 1,32 and 3 repetitions, for a first smoke run. An element passes if
 // |got - want| <= tol * (rms(want) + |want|): tol = 1e-4 for FP32 (a 4,608-term FP32 dot product
 // is good to ~1e-6 of the output's rms, Winograd and FFT to ~1e-5), tol = 1e-2 for TF32 rows
 // (TF32 keeps 10 of FP32's 23 mantissa bits: each operand is off by up to 2^-11 relative, so a
@@ -71,6 +79,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -90,6 +99,7 @@
 #include "lab08/conv3x3_06_tf32_wmma.cuh"
 #include "lab08/conv3x3_07_tf32_mma_pipelined.cuh"
 #include "lab08/conv3x3_08_tf32_mma_ldmatrix.cuh"
+#include "lab08/conv3x3_09_tf32_nhwc.cuh"
 
 namespace {
 
@@ -190,13 +200,15 @@ const Version kVersions[] = {{1, "v1 im2col + naive GEMM", false},   {2, "v2 im2
                             {3, "v3 im2col + cuBLAS SGEMM", false},  {4, "v4 implicit GEMM", false},
                             {5, "v5 Winograd F(2x2,3x3)", false},    {6, "v6 implicit GEMM TF32 WMMA", true},
                             {7, "v7 implicit GEMM TF32 mma pipelined", true},
-                            {8, "v8 implicit GEMM TF32 mma ldmatrix", true}};
-constexpr int kMaxVersion = 8;
+                            {8, "v8 implicit GEMM TF32 mma ldmatrix", true},
+                            {9, "v9 implicit GEMM TF32 NHWC", true}};
+constexpr int kMaxVersion = 9;
 
 /// Device memory one version needs beyond x, w and y (the im2col matrix, Winograd's V and M).
 double workspace_bytes(int version, const Shape& s) {
   if (version >= 1 && version <= 3) return im2col_bytes(s);
   if (version == 5) return lab08::winograd_workspace_bytes(s);
+  if (version == 9) return double(s.N) * s.C * s.H * s.W * sizeof(float);  // the NHWC copy of x
   return 0.0;
 }
 
@@ -207,7 +219,9 @@ struct Buffers {
   const float* w = nullptr;
   const float* u = nullptr;  // Winograd-transformed filters, 16 x K x C
   const float* wt = nullptr;  // w rounded to TF32 (version 8), K x C*9
+  const float* wr = nullptr;  // w reordered to K x 3 x 3 x C and rounded to TF32 (version 9)
   float* y = nullptr;
+  float* xn = nullptr;  // version 9: x in NHWC, TF32-rounded, N x H x W x C
   float* cols = nullptr;
   float* wv = nullptr;  // Winograd V: 16 x C x tiles
   float* wm = nullptr;  // Winograd M: 16 x K x tiles
@@ -308,6 +322,56 @@ void round_weights_tf32(const float* w, float* wt, long long n, cudaStream_t str
   lab08::round_to_tf32<<<unsigned((n + 255) / 256), 256, 0, stream>>>(w, wt, n);
   CUDA_CHECK(cudaGetLastError());
 }
+
+/// Once per layer (per model in a network): wr = w reordered to K x 3 x 3 x C, rounded to TF32.
+void reorder_weights_v9(const float* w, float* wr, int K, int C, cudaStream_t stream) {
+  const long long n = 9LL * K * C;
+  lab08::reorder_weights_tf32<<<unsigned((n + 255) / 256), 256, 0, stream>>>(w, wr, K, C);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+/// Version 9's first pass: x (NCHW) -> xn (NHWC, TF32-rounded).
+void nhwc_transform(const float* x, float* xn, const Shape& s, cudaStream_t stream) {
+  const int hw = s.H * s.W;
+  const dim3 grid(unsigned((hw + 31) / 32), unsigned((s.C + 31) / 32), unsigned(s.N));
+  lab08::nchw_to_nhwc_tf32<<<grid, dim3(32, 8), 0, stream>>>(x, xn, s.C, hw);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+template <int BM>
+void launch_tf32_nhwc_tile(const float* wr, const float* xn, float* y, const Shape& s, int splits,
+                           cudaStream_t stream) {
+  constexpr int BN = 128;
+  using L = lab08::V9Smem<BM, BN>;
+  static const bool configured = [] {
+    CUDA_CHECK(cudaFuncSetAttribute(lab08::conv_tf32_nhwc<BM, BN>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    L::BYTES));
+    CUDA_CHECK(cudaFuncSetAttribute(lab08::conv_tf32_nhwc<BM, BN>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                    cudaSharedmemCarveoutMaxShared));
+    return true;
+  }();
+  (void)configured;
+  const dim3 grid(unsigned((s.gemm_n() + BN - 1) / BN), unsigned((s.K + BM - 1) / BM), unsigned(splits));
+  lab08::conv_tf32_nhwc<BM, BN><<<grid, lab08::kV9Threads, L::BYTES, stream>>>(wr, xn, y, s, splits);
+}
+
+/// Version 9, whole: the NHWC transform of x, y zeroed if the slices are split, the convolution.
+void launch_tf32_nhwc(const Buffers& b, const Shape& s, lab08::V9Config cfg, cudaStream_t stream) {
+  if (s.C % lab08::kV9BK != 0) throw course::Error("version 9 copies 32 channels per slice and needs C % 32 == 0");
+  if (b.wr == nullptr || b.xn == nullptr) throw course::Error("version 9 needs the reordered weights and its NHWC buffer");
+  nhwc_transform(b.x, b.xn, s, stream);
+  if (cfg.splits > 1)
+    CUDA_CHECK(cudaMemsetAsync(b.y, 0, sizeof(float) * std::size_t(s.N) * s.K * s.P() * s.Q(), stream));
+  if (cfg.bm == 128) launch_tf32_nhwc_tile<128>(b.wr, b.xn, b.y, s, cfg.splits, stream);
+  else launch_tf32_nhwc_tile<64>(b.wr, b.xn, b.y, s, cfg.splits, stream);
+  CUDA_CHECK(cudaGetLastError());
+}
+std::string v9_config_name(lab08::V9Config cfg) {
+  return std::string(cfg.bm == 128 ? "128x128" : "64x128") + " block tile" +
+         (cfg.splits > 1 ? ", split-K " + std::to_string(cfg.splits) : std::string());
+}
+/// The configurations the CPU check runs (v9_config picks among these).
+const lab08::V9Config kV9Checked[] = {{128, 1}, {64, 1}, {128, 3}, {64, 2}, {128, 4}};
 
 int device_sm_count() {
   static const int count = [] {
@@ -426,6 +490,7 @@ void run_version(int version, const Buffers& b, const Shape& s, bool small_tiles
     case 6: launch_tf32_wmma(b.w, b.x, b.y, s, small_tiles, stream); break;
     case 7: launch_tf32_mma_pipelined(b.w, b.x, b.y, s, small_tiles, stream); break;
     case 8: launch_tf32_mma_ldmatrix(b.wt, b.x, b.y, s, lab08::v8_tile(s, device_sm_count()), stream); break;
+    case 9: launch_tf32_nhwc(b, s, lab08::v9_config(s, device_sm_count()), stream); break;
     default: throw course::Error("no version " + std::to_string(version));
   }
   CUDA_CHECK(cudaGetLastError());
@@ -687,6 +752,7 @@ struct Bench {
       const double ws = workspace_bytes(v.id, s);
       if (v.id == 2 || v.id == 4 || v.id == 6 || v.id == 7) row.note = small ? "64x64 block tile" : "128x128 block tile";
       if (v.id == 8) row.note = std::string(v8_tile_name(lab08::v8_tile(s, sm_count))) + " block tile";
+      if (v.id == 9) row.note = v9_config_name(lab08::v9_config(s, sm_count));
       if (v.id == 5 && s.stride != 1) {
         row.status = "n/a";
         row.note = "Winograd F(2x2,3x3) is stride 1 only";
@@ -701,6 +767,10 @@ struct Bench {
           if (v.id <= 3) {
             if (cols.empty()) cols = course::DeviceBuffer<float>(std::size_t(ws / sizeof(float)));
             b.cols = cols.get();
+          }
+          if (v.id == 9) {
+            if (cols.empty()) cols = course::DeviceBuffer<float>(std::size_t(ws / sizeof(float)));
+            b.xn = cols.get();
           }
           if (v.id == 5) {
             wino = course::DeviceBuffer<float>(std::size_t(ws / sizeof(float)));
@@ -740,6 +810,17 @@ struct Bench {
                       .median_ms;
               row.note += "; W rounded to TF32 once/model: " + fixed(round_ms, 4) + " ms, not in this row";
             }
+            if (v.id == 9) {  // the NHWC transform's share (in the row), the weights' reorder (once per model)
+              const double nhwc_ms =
+                  timer->time([&](cudaStream_t st) { nhwc_transform(b.x, b.xn, s, st); }, timing(9)).median_ms;
+              course::DeviceBuffer<float> scratch{std::size_t(9) * s.K * s.C};
+              const double reorder_ms =
+                  timer->time([&](cudaStream_t st) { reorder_weights_v9(b.w, scratch.get(), s.K, s.C, st); }, timing(9))
+                      .median_ms;
+              row.note += "; NCHW->NHWC of x " + fixed(nhwc_ms, 4) + " ms = " + fixed(100.0 * nhwc_ms / row.ms, 0) +
+                          "% of the row (in it); W to KRSC TF32 once/model: " + fixed(reorder_ms, 4) +
+                          " ms, not in this row";
+            }
             if (v.id == 5) {
               const double filter_ms =
                   timer->time([&](cudaStream_t st) { winograd_filter(b.w, const_cast<float*>(b.u), s, st); }, timing(5))
@@ -775,6 +856,8 @@ struct Bench {
     winograd_filter(d_w.get(), d_u.get(), l.shape(1), stream);  // once per layer, like once per model
     course::DeviceBuffer<float> d_wt(h_w.size());
     round_weights_tf32(d_w.get(), d_wt.get(), (long long)h_w.size(), stream);  // likewise (version 8)
+    course::DeviceBuffer<float> d_wr(h_w.size());
+    reorder_weights_v9(d_w.get(), d_wr.get(), l.K, l.C, stream);  // likewise (version 9)
 
     bool cpu_ok[kMaxVersion + 1];
     std::fill(cpu_ok, cpu_ok + kMaxVersion + 1, true);
@@ -787,24 +870,31 @@ struct Bench {
           wino(std::size_t(lab08::winograd_workspace_bytes(s) / sizeof(float)));
       Buffers b;
       b.x = d_x.get(), b.w = d_w.get(), b.u = d_u.get(), b.wt = d_wt.get(), b.y = d_y.get(), b.cols = cols.get();
+      b.wr = d_wr.get(), b.xn = cols.get();  // the im2col matrix (9x the input) holds the NHWC copy too
       b.wv = wino.get(), b.wm = wino.get() + std::size_t(16) * s.C * lab08::wino_tiles(s);
       std::string line = "  CPU check, batch 2, " + l.label() + ":";
       std::vector<float> got(want.size());
       for (int version = 0; version <= kMaxVersion; ++version) {
         if (version == 5 && l.stride != 1) continue;
         const bool tf32 = version >= 6;
-        // Both tile configurations of versions 2, 4, 6, 7; version 8's three (its tile 0, 1, 2).
-        for (int cfg = 0; cfg < 3; ++cfg) {
+        // Both tile configurations of versions 2, 4, 6, 7; version 8's three (its tile 0, 1, 2);
+        // version 9's tiles with and without split-K (kV9Checked).
+        const int configs = version == 9 ? int(std::size(kV9Checked)) : 3;
+        for (int cfg = 0; cfg < configs; ++cfg) {
           const bool small = cfg == 1, multi = version == 2 || version == 4 || version == 6 || version == 7;
-          if (version == 8 ? false : (cfg == 2 || (small && !multi))) continue;
+          if (version == 8 || version == 9 ? false : (cfg == 2 || (small && !multi))) continue;
           CUDA_CHECK(cudaMemsetAsync(b.y, 0xff, want.size() * sizeof(float), stream));
           if (version == 8) launch_tf32_mma_ldmatrix(b.wt, b.x, b.y, s, cfg, stream);
+          else if (version == 9) launch_tf32_nhwc(b, s, kV9Checked[cfg], stream);
           else run_version(version, b, s, small, blas, stream);
           CUDA_CHECK(cudaGetLastError());
           CUDA_CHECK(cudaStreamSynchronize(stream));
           d_y.download(got.data(), got.size());
           const Check c = compare(got, want, s, tf32 ? kTolTf32 : kTolFp32);
-          const std::string tag = version == 8 ? (cfg == 0 ? "" : cfg == 1 ? "(64x128)" : "(64)") : small ? "(64)" : "";
+          std::string tag = version == 8 ? (cfg == 0 ? "" : cfg == 1 ? "(64x128)" : "(64)") : small ? "(64)" : "";
+          if (version == 9)
+            tag = "(" + std::to_string(kV9Checked[cfg].bm) + "x128" +
+                  (kV9Checked[cfg].splits > 1 ? "/" + std::to_string(kV9Checked[cfg].splits) : std::string()) + ")";
           char buf[64];
           std::snprintf(buf, sizeof buf, " v%d%s %s %.0e", version, tag.c_str(), c.ok ? "ok" : "FAILED", c.err);
           line += buf;
@@ -835,7 +925,7 @@ struct Bench {
         for (float& v : h_x) v = rng.uniform(-1.0f, 1.0f);
         course::DeviceBuffer<float> d_x(h_x), d_y(std::size_t(s.N) * s.K * s.P() * s.Q());
         Buffers b;
-        b.x = d_x.get(), b.w = d_w.get(), b.u = d_u.get(), b.wt = d_wt.get(), b.y = d_y.get();
+        b.x = d_x.get(), b.w = d_w.get(), b.u = d_u.get(), b.wt = d_wt.get(), b.wr = d_wr.get(), b.y = d_y.get();
         run_version(0, b, s, false, blas, stream);  // the reference for this batch
         std::vector<float> want(d_y.size());
         CUDA_CHECK(cudaStreamSynchronize(stream));

@@ -14,7 +14,7 @@ Writes, into --out-dir (default lectures/figures):
                              network's 7 blocks at batch 10,000 and MobileNetV2@224's blocks at
                              batch 32 and 256;
   08-conv3x3-ladder.svg      (with --conv3x3-csv) ResNet-50's 3 x 3 layers: each of our versions
-                             v1 .. v8 as cuDNN's best time divided by ours (log scale, a line at
+                             v1 .. v9 as cuDNN's best time divided by ours (log scale, a line at
                              1.0), the FP32 versions against cuDNN's best FP32 row, the TF32
                              versions against cuDNN's best row with tensor ops allowed, one panel
                              row per batch (default 32 and 256, --conv3x3-batches);
@@ -85,8 +85,9 @@ CONV_VERSIONS = [
     ("v6", "v6 implicit GEMM, TF32 WMMA", "#b39ddb", "circle"),
     ("v7", "v7 implicit GEMM, TF32 mma.sync pipelined", "#6a3d9a", "diamond"),
     ("v8", "v8 implicit GEMM, TF32 mma.sync ldmatrix", "#d62728", "triangle"),
+    ("v9", "v9 implicit GEMM, TF32 on an NHWC copy", "#e377c2", "square"),
 ]
-TF32_VERSIONS = {"v6", "v7", "v8"}
+TF32_VERSIONS = {"v6", "v7", "v8", "v9"}
 
 
 def fail(message):
@@ -417,7 +418,7 @@ class Layer:
     def __init__(self, h, w, c, k, stride):
         self.h, self.w, self.c, self.k, self.stride = h, w, c, k, stride
         self.cudnn = {}  # (algorithm, math) -> ms, the last row of each
-        self.ours = {}   # "v1" .. "v8" -> ms
+        self.ours = {}   # "v1" .. "v9" -> ms
 
     def label(self):
         shape = f"{self.h} × {self.w} × {self.c}"
@@ -512,7 +513,7 @@ def plot_conv3x3(layers_by_batch, device, path, batches, csv_name):
         panel_bottom = panel_top + len(rows) * band + 4
         body.append(text(20, panel_top - 12, f"batch {batch:,}", weight="bold"))
         for (p0, p1), axis, heading in ((panel_a, axes[0], "FP32: v1 – v5 / cuDNN's best FP32"),
-                                        (panel_b, axes[1], "TF32: v6 – v8 / cuDNN's best, tensor cores")):
+                                        (panel_b, axes[1], "TF32: v6 – v9 / cuDNN's best, tensor cores")):
             body.append(text((p0 + p1) / 2, panel_top - 12, heading, anchor="middle", size=12, weight="bold"))
             for v in minor_values(axis):
                 body.append(f'<line x1="{axis(v):.1f}" y1="{panel_top}" x2="{axis(v):.1f}" '
@@ -531,7 +532,7 @@ def plot_conv3x3(layers_by_batch, device, path, batches, csv_name):
                                 f'fill="#f6f6f6"/>')
             body.append(text(panel_a[0] - 8, band_top + band / 2 + 4, layer.label(), anchor="end", size=12))
             for versions, axis in ((fp32, axes[0]), (tf32, axes[1])):
-                # TF32 has two versions: centre their lanes in the band
+                # fewer TF32 versions than FP32 ones: centre their lanes in the band
                 offset = (band - 10 - lane * len(versions)) / 2
                 one = axis(1.0)
                 best = max((fs[v[0]] for v in versions if v[0] in fs), default=None)

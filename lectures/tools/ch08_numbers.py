@@ -241,14 +241,15 @@ def conv3x3_tables():
 
     print("\n-- batch 1 --")
     print("| input, channels | s | cuDNN's best FP32 | v3 im2col + cuBLAS | v5 Winograd | cuDNN's best, tensor ops allowed "
-          "| v6 TF32 | v7 TF32 | v8 TF32 |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "| v6 TF32 | v7 TF32 | v8 TF32 | v9 TF32 |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for lay in layers:
         run = get("1", lay)
         bf, bt = run.best_fp32(), run.best_tc()
         print(f"| {run.label()} | {run.stride} | `{bf['version'][6:]}` {bf['ms']:.4f} | {ms_x(run.ours['v3'], bf['ms'])} | "
               f"{ms_x(run.ours['v5'], bf['ms'])} | `{bt['version'][6:]}` ({bt['math']}) {bt['ms']:.4f} | "
-              f"{ms_x(run.ours['v6'], bt['ms'])} | {ms_x(run.ours['v7'], bt['ms'])} | {ms_x(run.ours['v8'], bt['ms'])} |")
+              f"{ms_x(run.ours['v6'], bt['ms'])} | {ms_x(run.ours['v7'], bt['ms'])} | {ms_x(run.ours['v8'], bt['ms'])} | "
+              f"{ms_x(run.ours['v9'], bt['ms'])} |")
 
     print("\n-- Winograd: v5 against cuDNN's WINOGRAD_NONFUSED (FMA math); fused WINOGRAD is not offered --")
     print("| input, channels | batch 1: v5 | `WINOGRAD_NONFUSED` | × | batch 32: v5 | `WINOGRAD_NONFUSED` | × "
@@ -264,20 +265,20 @@ def conv3x3_tables():
             cells.append(f"{v5['ms']:.4f} ({v5['tflops']:.1f}) | {wn['ms']:.4f} ({wn['tflops']:.1f}) | {wn['ms'] / v5['ms']:.2f}")
         print(f"| {get('32', lay).label()} | " + " | ".join(cells) + f" | {get('32', lay).ours['v5f']['ms']:.4f} |")
 
-    print("\n-- tensor cores: v6 (TF32 WMMA), v7 (TF32 mma.sync, pipelined) and v8 (v7 + ldmatrix) against cuDNN's "
-          "best row with TENSOR_OP_MATH_ALLOW_CONVERSION; × = that row's time / v8's --")
-    print("| input, channels | s | batch 32: cuDNN's best, ms (TFLOP/s) | v6 | v7 | v8 | × | batch 256: cuDNN's best "
-          "| v6 | v7 | v8 | × |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("\n-- tensor cores: v6 (TF32 WMMA), v7 (TF32 mma.sync, pipelined), v8 (v7 + ldmatrix) and v9 (NHWC copy, "
+          "16-byte copies) against cuDNN's best row with TENSOR_OP_MATH_ALLOW_CONVERSION; × = that row's time / v9's --")
+    print("| input, channels | s | batch 32: cuDNN's best, ms (TFLOP/s) | v6 | v7 | v8 | v9 | × | batch 256: cuDNN's best "
+          "| v6 | v7 | v8 | v9 | × |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for lay in layers:
         cells = []
         for b in ("32", "256"):
             run = get(b, lay)
-            bt, v6, v7, v8 = run.best_tc(), run.ours["v6"], run.ours["v7"], run.ours["v8"]
+            bt, v6, v7, v8, v9 = run.best_tc(), run.ours["v6"], run.ours["v7"], run.ours["v8"], run.ours["v9"]
             cells.append(f"`{bt['version'][6:]}` ({bt['math']}) {bt['ms']:.4f} ({bt['tflops']:.0f}, "
                          f"{100 * bt['tflops'] * 1e12 / TF32_PEAK:.0f} %) | {v6['ms']:.4f} ({v6['tflops']:.1f}) | "
                          f"{v7['ms']:.4f} ({v7['tflops']:.1f}) | {v8['ms']:.4f} ({v8['tflops']:.1f}) | "
-                         f"{bt['ms'] / v8['ms']:.2f}")
+                         f"{v9['ms']:.4f} ({v9['tflops']:.1f}) | {bt['ms'] / v9['ms']:.2f}")
         print(f"| {get('32', lay).label()} | {lay[2]} | " + " | ".join(cells) + " |")
 
     print("\n-- what cuDNN chose: cudnnFind's first entry per pass, the fastest in our timing where another --")
@@ -334,11 +335,12 @@ def conv3x3_tables():
           f"{2 * 64 * 576 * 100352 / 1e9 / (run.ours['v3']['ms'] - im2col_ms):.1f} TFLOP/s")
 
     print("\n-- targets: best FP32 >= 1/2 of cuDNN's best FP32; v5 >= 1/1.5 of WINOGRAD_NONFUSED; "
-          "v7 or v8 >= 1/1.5 of cuDNN's tensor-op choice --")
-    print("| input, channels | s | batch 32: best FP32 | Winograd | tensor cores | batch 256: best FP32 | Winograd | tensor cores |")
-    print("|---|---|---|---|---|---|---|---|")
+          "v9 >= 1/1.5 of cuDNN's tensor-op choice (and of its fastest tensor-op row) --")
+    print("| input, channels | s | batch 32: best FP32 | Winograd | tensor cores: choice | fastest row "
+          "| batch 256: best FP32 | Winograd | tensor cores: choice | fastest row |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     yes = lambda x, bar: f"{'**yes**' if x >= bar else 'no'} ({x:.2f})"
-    met = {"fp32": 0, "wino": 0, "tc": 0}
+    met = {"fp32": 0, "wino": 0, "tc": 0, "tc_best": 0, "v8_tc": 0, "v8_tc_best": 0}
     for lay in layers:
         cells = []
         for b in ("32", "256"):
@@ -354,11 +356,27 @@ def conv3x3_tables():
                 cells.append(yes(x, 1 / 1.5))
             else:
                 cells.append("—")
-            x = run.choice[1]["ms"] / min(run.ours["v7"]["ms"], run.ours["v8"]["ms"])
+            x = run.choice[1]["ms"] / run.ours["v9"]["ms"]
             met["tc"] += x >= 1 / 1.5
             cells.append(yes(x, 1 / 1.5))
+            x = run.best_tc()["ms"] / run.ours["v9"]["ms"]
+            met["tc_best"] += x >= 1 / 1.5
+            cells.append(yes(x, 1 / 1.5))
+            met["v8_tc"] += run.choice[1]["ms"] / run.ours["v8"]["ms"] >= 1 / 1.5
+            met["v8_tc_best"] += run.best_tc()["ms"] / run.ours["v8"]["ms"] >= 1 / 1.5
         print(f"| {get('32', lay).label()} | {lay[2]} | " + " | ".join(cells) + " |")
-    print("met (of 14, 8, 14):", met)
+    print("met (of 14, 8, 14, 14; v8's in the same run):", met)
+    margin = sorted((r.best_tc()["ms"] / r.ours["v9"]["ms"], f"{r.label()} s{r.stride} b{r.batch}")
+                    for r in runs.values() if r.batch != "1")
+    print(f"v9 / cuDNN's fastest tensor-op row, batch 32 and 256: {margin[0][0]:.2f} ({margin[0][1]}) to "
+          f"{margin[-1][0]:.2f} ({margin[-1][1]}); ahead on {sum(m >= 1 for m, _ in margin)}")
+    print("v9 per run (batch 32, 256): v8 ms, v9 ms, v8/v9, choice/v9, fastest/v9, note:")
+    for r in runs.values():
+        if r.batch != "1":
+            v8, v9 = r.ours["v8"]["ms"], r.ours["v9"]["ms"]
+            note = r.notes[(r.ours["v9"]["version"], "tf32")][1]
+            print(f"   {r.label()} s{r.stride} b{r.batch}: {v8:.4f} {v9:.4f} {v8 / v9:.2f} {r.choice[1]['ms'] / v9:.2f} "
+                  f"{r.best_tc()['ms'] / v9:.2f} ({note})")
     need = [(r.ours["v7"]["ms"] / r.choice[1]["ms"] / 1.5, f"{r.label()} s{r.stride} b{r.batch}")
             for r in runs.values() if r.batch != "1" and r.ours["v7"]["ms"] / r.choice[1]["ms"] > 1.5]
     print(f"v7 needs {min(need)[0]:.2f} ({min(need)[1]}) to {max(need)[0]:.2f} ({max(need)[1]}) times its speed "
@@ -384,7 +402,7 @@ def conv3x3_tables():
     need4 = [0.5 * r.ours["v4"]["ms"] / r.best_fp32()["ms"] for r in runs.values() if r.batch != "1" and r.stride == "1"]
     print(f"v4 needs {min(need4):.2f} to {max(need4):.2f} times its speed to come within 2x "
           f"of cuDNN's best FP32 on the stride-1 layers")
-    for v in ("v2", "v4", "v6", "v7", "v8"):
+    for v in ("v2", "v4", "v6", "v7", "v8", "v9"):
         t = [run.ours[v]["tflops"] for run in runs.values() if run.batch != "1"]
         print(f"{v} at batch 32 and 256: {min(t):.1f} to {max(t):.1f} TFLOP/s")
     tcx = [r.best_fp32()["ms"] / r.best_tc()["ms"] for r in runs.values() if r.batch != "1"]
@@ -414,6 +432,10 @@ def conv3x3_tables():
         print(f"v8 / cuDNN's tensor-op choice, batch {b}: {rng('v8', lambda r: r.choice[1]['ms'], (b,))}; "
               f"/ cuDNN's best tensor-op row: {rng('v8', lambda r: r.best_tc()['ms'], (b,))}; "
               f"v7's time / v8's: {rng('v8', lambda r: r.ours['v7']['ms'], (b,))}")
+    for b in ("1", "32", "256"):
+        print(f"v9 / cuDNN's tensor-op choice, batch {b}: {rng('v9', lambda r: r.choice[1]['ms'], (b,))}; "
+              f"/ cuDNN's best tensor-op row: {rng('v9', lambda r: r.best_tc()['ms'], (b,))}; "
+              f"v8's time / v9's: {rng('v9', lambda r: r.ours['v8']['ms'], (b,))}")
     print(f"v7 / cuDNN's best FP32, batch 32 and 256: {rng('v7', fp)}")
     peak = open(CONV3X3.replace("conv3x3_h100", "conv3x3_mma_peak_h100") + ".txt", encoding="utf-8").read()
     mma_peak = float(re.search(r"registers: ([\d.]+) TFLOP/s", peak).group(1))
@@ -444,6 +466,8 @@ def conv3x3_tables():
     print(f"err: v7 (TF32) {min(v7_err):.1e} to {max(v7_err):.1e}")
     v8_err = [float(run.notes[("v8 implicit GEMM TF32 mma ldmatrix", "tf32")][0]) for run in runs.values()]
     print(f"err: v8 (TF32) {min(v8_err):.1e} to {max(v8_err):.1e}")
+    v9_err = [float(run.notes[("v9 implicit GEMM TF32 NHWC", "tf32")][0]) for run in runs.values()]
+    print(f"err: v9 (TF32) {min(v9_err):.1e} to {max(v9_err):.1e}")
     print(f"err (max |got - want| / rms): v2-v5 up to {fp32_err(lambda v: v[:2] in ('v2', 'v3', 'v4', 'v5')):.1e}, "
           f"cuDNN's FMA rows up to {fp32_err(lambda v: v.startswith('cudnn')):.1e}; "
           f"v6 (TF32) {min(tf32_err):.1e} to {max(tf32_err):.1e}, "
