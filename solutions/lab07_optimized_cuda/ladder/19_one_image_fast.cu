@@ -1,21 +1,26 @@
-// Rung 19: one image, the fixed costs of the chain cut -- rung 13's cluster with its weights kept
-// in L2 between requests. (Numbers: see the bottom of this comment and lecture 07, section 15f.)
+// Rung 19: one image with one exchange -- a cluster of 5 CTAs, each owning one row of pool2, so
+// the CTAs talk once (fc1's partial sums into CTA 0) instead of twice as in rung 13.
+// (Measured numbers: below, and lecture 07, section 15f.)
 //
-// Why faster: at batch 1 nothing is bandwidth; the time is a chain of dependent steps, and the
-// first link of rung 13's chain is a cold fetch. The benchmark flushes L2 before every run (as a
-// server would see it after other work), so every CTA waits for DRAM before conv1 can start, and
-// CTA 0 once more for fc2's and fc3's 41 KB. Those 245 KB of weights are the same for every
-// request: an access-policy window (a launch attribute) marks them *persisting*, so they stay in a
-// part of L2 that is set aside for them (cudaLimitPersistingL2CacheSize) and the flush's ordinary
-// writes cannot evict them. Only the image still comes from DRAM, and the weights' first link of
-// the chain is an L2 hit. The kernel is rung 13's (13_cluster_one_image.cuh), unchanged.
+// Why faster: at batch 1 the time is a chain of dependent steps, and lab07_latency_floors
+// (tools/latency_floors.cu) shows what its links cost on the H100 before any arithmetic:
+//   events alone 1.3 us; an empty kernel (or an empty 16-CTA cluster) 3.1 us; rung 13's two
+//   exchange phases -- 1,184 floats stored into all 16 CTAs, a cluster barrier, 120 floats each
+//   into CTA 0, a second barrier -- with no arithmetic at all 5.1 us; its cold fetches +0.9 us.
+// Rung 13 spends 2 us of its 7.5 us on synchronisation between SMs, not on LeNet. Rung 19 splits
+// the image by output rows instead of channels: CTA r computes pool2 row r (all 16 channels),
+// which needs only 6 of pool1's 14 rows, so it recomputes those itself (conv1 is the cheap layer:
+// 504 pooled values, one per thread) instead of receiving them. The one exchange left is the
+// partial sums of fc1. The kernel is in 19_one_image_fast.cuh.
 //
-// The price: 1 MB of L2 set aside (of 50 MB on the H100) while the rung lives, a device-wide
-// setting, restored (and the persisting lines released) when it is destroyed.
+// The price: conv1 is computed 2.1 times over (30 of 14 pool1 rows), every CTA loads all of conv2's
+// weights (9.7 KB) and a 38 KB slice of fc1, and 5 CTAs of 109 KB shared memory per image.
 //
 // Knobs, for measuring (read by prepare()):
-//   COURSE_LADDER_L2_PERSIST=1|0            the weights persisting in L2 (default 1); 0 = rung 13
-//   COURSE_LADDER_CLUSTER=auto|8|16         CTAs per image, as rung 13
+//   COURSE_LADDER_L2_PERSIST=0|1   1: the packed weights persist in L2 between requests (an
+//                                  access-policy window; 1 MB of L2 set aside while the rung lives,
+//                                  restored when it is destroyed): the benchmark's flush then misses
+//                                  them. The floors tool measured it at -0.2 us on rung 13's skeleton.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -26,7 +31,7 @@
 #include <string>
 #include <vector>
 
-#include "13_cluster_one_image.cuh"
+#include "19_one_image_fast.cuh"
 #include "course/cuda_check.hpp"
 #include "course/device_buffer.hpp"
 #include "course/error.hpp"
@@ -37,37 +42,30 @@
 namespace {
 
 namespace co = ladder::cluster_one_image;
-using Kernel = void (*)(const float*, const float*, float*, int*);
+namespace rw = ladder::one_image_rows;
 
-constexpr int kWideMaxImages = 6;  // rung 13's measured switch from 16 to 8 CTAs per image
-
-/// The folded network in the order Layout<kCluster> reads it (the same packing as rung 13's).
-template <int kCluster>
+/// The folded network in the order rows_lenet reads it: conv1, all of conv2, then CTA r's fc1
+/// slice [80 inputs (channel j, pooled column w)][120 outputs] for r = 0..4, then rung 13's tail.
 std::vector<float> pack_weights(const lab04::FoldedLeNet& net) {
-  using L = co::Layout<kCluster>;
-  constexpr int kCh = L::kChannels;
-  constexpr int kFlat = co::kC2 * co::kPool2Pixels;
-  std::vector<float> packed(static_cast<std::size_t>(L::kPackedFloats), 0.0f);
+  constexpr int kFlat = co::kC2 * co::kPool2Pixels;  // fc1's inputs: channel * 25 + row * 5 + column
+  std::vector<float> packed(static_cast<std::size_t>(rw::kPackedFloats), 0.0f);
   const auto at = [](const course::Tensor& w, int i) { return w[static_cast<std::size_t>(i)]; };
   const auto put = [&packed](int i, float v) { packed[static_cast<std::size_t>(i)] = v; };
   for (int k = 0; k < co::kC1; ++k) {
     for (int tap = 0; tap < co::kTaps; ++tap) put(k * co::kTaps + tap, at(net.conv1_weight, k * co::kTaps + tap));
     put(co::kC1 * co::kTaps + k, at(net.conv1_bias, k));
   }
-  for (int rank = 0; rank < kCluster; ++rank) {
-    const int conv2 = co::kConv1Floats + rank * L::kRankFloats, fc1 = conv2 + L::kConv2Floats;
-    for (int j = 0; j < kCh; ++j) {
-      const int channel = rank * kCh + j;
-      for (int c = 0; c < co::kC1; ++c)
-        for (int tap = 0; tap < co::kTaps; ++tap)
-          put(conv2 + (j * co::kC1 + c) * co::kTaps + tap, at(net.conv2_weight, (channel * co::kC1 + c) * co::kTaps + tap));
-      put(conv2 + kCh * co::kC1 * co::kTaps + j, at(net.conv2_bias, channel));
-      for (int i = 0; i < co::kPool2Pixels; ++i)
-        for (int o = 0; o < co::kFc1; ++o)
-          put(fc1 + (j * co::kPool2Pixels + i) * co::kFc1 + o, at(net.fc1_weight, o * kFlat + channel * co::kPool2Pixels + i));
-    }
+  for (int j = 0; j < co::kC2; ++j) {
+    for (int i = 0; i < co::kC1 * co::kTaps; ++i) put(rw::kPConv2 + j * co::kC1 * co::kTaps + i, at(net.conv2_weight, j * co::kC1 * co::kTaps + i));
+    put(rw::kPConv2 + co::kC2 * co::kC1 * co::kTaps + j, at(net.conv2_bias, j));
   }
-  const int tail = L::kTailAt;
+  for (int r = 0; r < rw::kCluster; ++r)
+    for (int j = 0; j < co::kC2; ++j)
+      for (int w = 0; w < co::kPool2; ++w)
+        for (int o = 0; o < co::kFc1; ++o)
+          put(rw::kPFc1 + r * rw::kFc1Slice + (j * co::kPool2 + w) * co::kFc1 + o,
+              at(net.fc1_weight, o * kFlat + j * co::kPool2Pixels + r * co::kPool2 + w));
+  const int tail = rw::kPTail;
   for (int o = 0; o < co::kFc1; ++o) put(tail + co::kTailFc1Bias + o, at(net.fc1_bias, o));
   for (int o = 0; o < co::kFc2; ++o) {
     for (int k = 0; k < co::kFc1; ++k) put(tail + co::kTailFc2 + k * co::kFc2 + o, at(net.fc2_weight, o * co::kFc1 + k));
@@ -85,37 +83,20 @@ std::string env_or(const char* name, const std::string& fallback) {
   return text == nullptr || *text == '\0' ? fallback : std::string(text);
 }
 
-struct ClusterKernel {
-  int cluster = 0;
-  Kernel kernel = nullptr;
-  int smem_bytes = 0;
-  int resident = 0;
-  course::DeviceBuffer<float> packed;
-};
-
-template <int kCluster>
-std::unique_ptr<ClusterKernel> make_cluster_kernel(const lab04::FoldedLeNet& net) {
-  auto k = std::make_unique<ClusterKernel>();
-  k->cluster = kCluster;
-  k->kernel = co::cluster_lenet<kCluster, true>;
-  k->smem_bytes = co::Layout<kCluster>::kSmemBytes;
-  k->packed = course::DeviceBuffer<float>(pack_weights<kCluster>(net));
-  if (kCluster > 8) CUDA_CHECK(cudaFuncSetAttribute(k->kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-  CUDA_CHECK(cudaFuncSetAttribute(k->kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, k->smem_bytes));
-  cudaLaunchAttribute attribute{};
-  attribute.id = cudaLaunchAttributeClusterDimension;
-  attribute.val.clusterDim.x = kCluster;
-  attribute.val.clusterDim.y = 1;
-  attribute.val.clusterDim.z = 1;
-  cudaLaunchConfig_t one{};
-  one.gridDim = dim3(kCluster);
-  one.blockDim = dim3(co::kThreads);
-  one.dynamicSmemBytes = static_cast<std::size_t>(k->smem_bytes);
-  one.attrs = &attribute;
-  one.numAttrs = 1;
-  CUDA_CHECK(cudaOccupancyMaxActiveClusters(&k->resident, k->kernel, &one));
-  if (k->resident < 1) throw course::Error("rung 19: not one cluster of " + std::to_string(kCluster) + " CTAs fits");
-  return k;
+/// One cluster of rw::kCluster CTAs per image, `n` images.
+cudaLaunchConfig_t launch_config(int n, cudaStream_t stream, cudaLaunchAttribute* attributes, int count) {
+  attributes[0].id = cudaLaunchAttributeClusterDimension;
+  attributes[0].val.clusterDim.x = rw::kCluster;
+  attributes[0].val.clusterDim.y = 1;
+  attributes[0].val.clusterDim.z = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(static_cast<unsigned>(n) * rw::kCluster);
+  config.blockDim = dim3(rw::kThreads);
+  config.dynamicSmemBytes = rw::kSmemBytes;
+  config.stream = stream;
+  config.attrs = attributes;
+  config.numAttrs = static_cast<unsigned>(count);
+  return config;
 }
 
 class OneImageFast final : public ladder::Rung {
@@ -133,87 +114,64 @@ class OneImageFast final : public ladder::Rung {
     ladder::support::DeviceWeights::check_shapes(net);
     ladder::support::check_max_batch(max_batch);
     if (const std::string why = unsupported_reason(); !why.empty()) throw course::Error("rung 19: " + why);
-    const std::string width = env_or("COURSE_LADDER_CLUSTER", "auto");
-    const std::string persist = env_or("COURSE_LADDER_L2_PERSIST", "1");
-    if (width != "auto" && width != "8" && width != "16")
-      throw course::Error("COURSE_LADDER_CLUSTER must be auto, 8 or 16, got '" + width + "'");
+    const std::string persist = env_or("COURSE_LADDER_L2_PERSIST", "0");
     if (persist != "0" && persist != "1") throw course::Error("COURSE_LADDER_L2_PERSIST must be 0 or 1, got '" + persist + "'");
     release_l2();
-    wide_.reset();
-    narrow_.reset();
     fallback_.reset();
-    wide_max_ = narrow_max_ = 0;
-    if (width != "8") {
-      wide_ = make_cluster_kernel<16>(net);
-      wide_max_ = std::min(width == "16" ? wide_->resident : kWideMaxImages, max_batch);
-    }
-    if (width != "16") {
-      narrow_ = make_cluster_kernel<8>(net);
-      narrow_max_ = std::min(narrow_->resident, max_batch);
-    }
+    packed_ = course::DeviceBuffer<float>(pack_weights(net));
+    CUDA_CHECK(cudaFuncSetAttribute(rw::rows_lenet, cudaFuncAttributeMaxDynamicSharedMemorySize, rw::kSmemBytes));
+    cudaLaunchAttribute attribute[1]{};
+    const cudaLaunchConfig_t one = launch_config(1, nullptr, attribute, 1);
+    CUDA_CHECK(cudaOccupancyMaxActiveClusters(&resident_, rw::rows_lenet, &one));
+    if (resident_ < 1) throw course::Error("rung 19: not one cluster of 5 CTAs fits on this GPU");
+    // One wave at most, as rung 13: a second wave would double the time; FastLeNet is for throughput.
+    cluster_max_ = std::min(resident_, max_batch);
     max_batch_ = max_batch;
-    if (std::max(wide_max_, narrow_max_) < max_batch) fallback_ = std::make_unique<lab07::FastLeNet>(net, max_batch);
+    if (cluster_max_ < max_batch) fallback_ = std::make_unique<lab07::FastLeNet>(net, max_batch);
 
     persist_ = persist == "1";
     if (persist_) {
-      // Set aside enough L2 for both packings (the device rounds up to its granularity).
-      std::size_t want = 0;
-      for (const ClusterKernel* k : {wide_.get(), narrow_.get()})
-        if (k != nullptr) want += k->packed.bytes();
       int device = 0, max_persist = 0;
       CUDA_CHECK(cudaGetDevice(&device));
       CUDA_CHECK(cudaDeviceGetAttribute(&max_persist, cudaDevAttrMaxPersistingL2CacheSize, device));
       if (max_persist <= 0) {
-        persist_ = false;  // no persisting L2 on this GPU: rung 13's behaviour
+        persist_ = false;  // no persisting L2 on this GPU
       } else {
         CUDA_CHECK(cudaDeviceGetLimit(&old_limit_, cudaLimitPersistingL2CacheSize));
         CUDA_CHECK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize,
-                                      std::max(old_limit_, std::min(want, static_cast<std::size_t>(max_persist)))));
+                                      std::max(old_limit_, std::min(packed_.bytes(), static_cast<std::size_t>(max_persist)))));
         limit_changed_ = true;
       }
     }
     static bool told = false;
     if (!told) {
       told = true;
-      std::printf("  rung 19: weights %s; ", persist_ ? "persisting in L2" : "cold (no persisting window)");
-      for (const ClusterKernel* k : {wide_.get(), narrow_.get()})
-        if (k != nullptr)
-          std::printf("%d-CTA clusters up to %d images; ", k->cluster, k == wide_.get() ? wide_max_ : narrow_max_);
-      std::printf("larger batches: lab07::FastLeNet\n");
+      std::printf("  rung 19: 5-CTA clusters (%d B shared memory per CTA, %d resident) up to %d images, weights %s; "
+                  "larger batches: lab07::FastLeNet\n",
+                  rw::kSmemBytes, resident_, cluster_max_, persist_ ? "persisting in L2" : "as they come");
     }
   }
 
   void forward(const float* d_images, int n, float* d_logits, int* d_labels, cudaStream_t stream) override {
     ladder::support::check_forward(d_images, n, max_batch_, d_logits, d_labels);
-    const ClusterKernel* k = n <= wide_max_ ? wide_.get() : n <= narrow_max_ ? narrow_.get() : nullptr;
-    if (k == nullptr) {
+    if (n > cluster_max_) {
       fallback_->forward(d_images, n, d_logits, d_labels, stream);
       return;
     }
     if (reinterpret_cast<std::uintptr_t>(d_images) % (2 * sizeof(float)) != 0)
       throw course::Error("rung 19: d_images must be 8-byte aligned (the kernel copies 8 bytes at a time)");
     cudaLaunchAttribute attributes[2]{};
-    attributes[0].id = cudaLaunchAttributeClusterDimension;
-    attributes[0].val.clusterDim.x = static_cast<unsigned>(k->cluster);
-    attributes[0].val.clusterDim.y = 1;
-    attributes[0].val.clusterDim.z = 1;
-    // The weights: hits keep their lines in the set-aside part of L2 (a graph capture keeps this
-    // attribute on the kernel node). Everything else (the image, the outputs) is ordinary.
+    // COURSE_LADDER_L2_PERSIST=1: the weights' lines persist in the set-aside part of L2 (a graph
+    // capture keeps the attribute on the kernel node); the image and the outputs are ordinary.
     attributes[1].id = cudaLaunchAttributeAccessPolicyWindow;
-    attributes[1].val.accessPolicyWindow.base_ptr = const_cast<float*>(k->packed.get());
-    attributes[1].val.accessPolicyWindow.num_bytes = k->packed.bytes();
+    attributes[1].val.accessPolicyWindow.base_ptr = const_cast<float*>(packed_.get());
+    attributes[1].val.accessPolicyWindow.num_bytes = packed_.bytes();
     attributes[1].val.accessPolicyWindow.hitRatio = 1.0f;
     attributes[1].val.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
     attributes[1].val.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
-    cudaLaunchConfig_t config{};
-    config.gridDim = dim3(static_cast<unsigned>(n) * static_cast<unsigned>(k->cluster));
-    config.blockDim = dim3(co::kThreads);
-    config.dynamicSmemBytes = static_cast<std::size_t>(k->smem_bytes);
-    config.stream = stream;
-    config.attrs = attributes;
-    config.numAttrs = persist_ ? 2 : 1;
-    const float* packed = k->packed.get();
-    CUDA_CHECK(cudaLaunchKernelEx(&config, k->kernel, d_images, packed, d_logits, d_labels));
+    const cudaLaunchConfig_t config = launch_config(n, stream, attributes, persist_ ? 2 : 1);
+    const float* packed = packed_.get();
+    CUDA_CHECK(cudaLaunchKernelEx(&config, rw::rows_lenet, d_images, packed, d_logits, d_labels));
   }
 
  private:
@@ -224,8 +182,8 @@ class OneImageFast final : public ladder::Rung {
     (void)cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, old_limit_);
   }
 
-  std::unique_ptr<ClusterKernel> wide_, narrow_;
-  int wide_max_ = 0, narrow_max_ = 0, max_batch_ = 0;
+  course::DeviceBuffer<float> packed_;
+  int resident_ = 0, cluster_max_ = 0, max_batch_ = 0;
   std::unique_ptr<lab07::FastLeNet> fallback_;
   bool persist_ = false, limit_changed_ = false;
   std::size_t old_limit_ = 0;
@@ -234,5 +192,5 @@ class OneImageFast final : public ladder::Rung {
 }  // namespace
 
 COURSE_LADDER_RUNG(19, "one_image_fast",
-                   "rung 13's cluster with the weights kept in L2 between requests (persisting window): no cold weight fetch",
+                   "one image over 5 CTAs split by output rows: conv1 recomputed per row, one DSMEM exchange instead of two",
                    OneImageFast);

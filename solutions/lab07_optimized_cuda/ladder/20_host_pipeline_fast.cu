@@ -49,7 +49,11 @@
 
 namespace {
 
-constexpr int kPixels = 784, kClasses = 10, kMaxChunks = 64;
+constexpr int kPixels = 784, kClasses = 10, kMaxChunks = 64, kMaxComputeStreams = 4;
+// The default split (measured, lecture 07 section 15g): chunks of at least kMinChunkImages, at most
+// kDefaultChunks of them, round-robin over kDefaultComputeStreams streams.
+constexpr int kMinChunkImages = 800, kDefaultChunks = 8, kDefaultComputeStreams = 2;
+const char* const kComputeLanes[kMaxComputeStreams] = {"compute", "compute 2", "compute 3", "compute 4"};
 
 std::string env_or(const char* name, const std::string& fallback) {
   const char* text = std::getenv(name);
@@ -198,7 +202,7 @@ class HostPipelineFast final : public ladder::Rung {
  public:
   void prepare(const lab04::FoldedLeNet& net, int max_batch) override {
     net_.prepare(net, max_batch);
-    const std::string path = env_or("COURSE_LADDER_HOST_PATH", "zerocopy");
+    const std::string path = env_or("COURSE_LADDER_HOST_PATH", "copies");
     if (path != "zerocopy" && path != "copies")
       throw course::Error("COURSE_LADDER_HOST_PATH must be zerocopy or copies, got '" + path + "'");
     zero_copy_ = path == "zerocopy";
@@ -206,6 +210,9 @@ class HostPipelineFast final : public ladder::Rung {
     if (labels != "mapped" && labels != "copy")
       throw course::Error("COURSE_LADDER_LABELS must be mapped or copy, got '" + labels + "'");
     mapped_labels_ = labels == "mapped";
+    compute_streams_ = std::atoi(env_or("COURSE_LADDER_COMPUTE_STREAMS", std::to_string(kDefaultComputeStreams)).c_str());
+    if (compute_streams_ < 1 || compute_streams_ > kMaxComputeStreams)
+      throw course::Error("COURSE_LADDER_COMPUTE_STREAMS must be 1..4");
     forced_chunks_ = std::atoi(env_or("COURSE_LADDER_CHUNKS", "0").c_str());
     if (forced_chunks_ < 0 || forced_chunks_ > kMaxChunks) throw course::Error("COURSE_LADDER_CHUNKS must be 1..64");
     growth_ = std::atof(env_or("COURSE_LADDER_CHUNK_GROWTH", "1").c_str());
@@ -223,6 +230,12 @@ class HostPipelineFast final : public ladder::Rung {
     download_ = make_stream();
     forked_ = make_event(false);
     joined_ = make_event(false);
+    side_.clear();
+    side_done_.clear();
+    for (int s = 1; s < kMaxComputeStreams; ++s) {
+      side_.push_back(make_stream());
+      side_done_.push_back(make_event(false));
+    }
     uploaded_.clear();
     computed_.clear();
     for (int c = 0; c < kMaxChunks; ++c) {
@@ -260,7 +273,7 @@ class HostPipelineFast final : public ladder::Rung {
       net_.forward_pixels(pixels_device, n, logits_.get(), labels_device, stream);
       if (tl.on()) tl.end(span, stream);
     } else {
-      const int chunks = forced_chunks_ > 0 ? std::min(forced_chunks_, n) : std::clamp(n / 1250, 1, 6);
+      const int chunks = forced_chunks_ > 0 ? std::min(forced_chunks_, n) : std::clamp(n / kMinChunkImages, 1, kDefaultChunks);
       if (tl.on()) tl.begin(stream, mapped_labels_ ? "copies_mapped_labels" : "copies", n);
       copies(h_pixels, chunk_bounds(n, chunks, growth_), labels_host,
              mapped_labels_ ? labels_device : nullptr, stream);
@@ -283,6 +296,12 @@ class HostPipelineFast final : public ladder::Rung {
     CUDA_CHECK(cudaEventRecord(forked_.get(), stream));
     CUDA_CHECK(cudaStreamWaitEvent(upload_.get(), forked_.get(), 0));
     if (labels_device == nullptr) CUDA_CHECK(cudaStreamWaitEvent(download_.get(), forked_.get(), 0));
+    // Chunk c's kernel runs on compute stream c % S: `stream` and S - 1 side streams. A chunk's
+    // kernel is latency-bound (each block walks a short chain of images), so the next chunk's
+    // kernel can fill the SMs the first one leaves idle instead of waiting for it to finish.
+    const int streams = std::min(compute_streams_, chunks);
+    const auto compute_stream = [&](int c) { return c % streams == 0 ? stream : side_[static_cast<std::size_t>(c % streams - 1)].get(); };
+    for (int s = 1; s < streams; ++s) CUDA_CHECK(cudaStreamWaitEvent(side_[static_cast<std::size_t>(s - 1)].get(), forked_.get(), 0));
     for (int c = 0; c < chunks; ++c) {
       const std::size_t first = first_of(c);
       const int span = tl.on() ? tl.start(upload_.get(), "upload", "h2d", c) : -1;
@@ -293,27 +312,33 @@ class HostPipelineFast final : public ladder::Rung {
     }
     for (int c = 0; c < chunks; ++c) {
       const std::size_t first = first_of(c);
-      CUDA_CHECK(cudaStreamWaitEvent(stream, uploaded_[static_cast<std::size_t>(c)].get(), 0));
-      const int span = tl.on() ? tl.start(stream, "compute", "kernel", c) : -1;
+      cudaStream_t on = compute_stream(c);
+      CUDA_CHECK(cudaStreamWaitEvent(on, uploaded_[static_cast<std::size_t>(c)].get(), 0));
+      const int span = tl.on() ? tl.start(on, kComputeLanes[c % streams], "kernel", c) : -1;
       int* labels_to = labels_device != nullptr ? labels_device + first : labels_.get() + first;
-      net_.forward_pixels(pixels_.get() + first * kPixels, count_of(c), logits_.get() + first * kClasses, labels_to, stream);
-      if (tl.on()) tl.end(span, stream);
+      net_.forward_pixels(pixels_.get() + first * kPixels, count_of(c), logits_.get() + first * kClasses, labels_to, on);
+      if (tl.on()) tl.end(span, on);
       if (labels_device != nullptr) continue;
-      CUDA_CHECK(cudaEventRecord(computed_[static_cast<std::size_t>(c)].get(), stream));
+      CUDA_CHECK(cudaEventRecord(computed_[static_cast<std::size_t>(c)].get(), on));
       CUDA_CHECK(cudaStreamWaitEvent(download_.get(), computed_[static_cast<std::size_t>(c)].get(), 0));
       const int back = tl.on() ? tl.start(download_.get(), "download", "d2h", c) : -1;
       CUDA_CHECK(cudaMemcpyAsync(labels_host + first, labels_.get() + first, static_cast<std::size_t>(count_of(c)) * sizeof(int),
                                  cudaMemcpyDeviceToHost, download_.get()));
       if (tl.on()) tl.end(back, download_.get());
     }
-    // Join: `stream` ends after the last upload (and download), so the caller's sync covers them.
+    // Join: `stream` ends after the side streams' kernels and the last upload (and download), so
+    // the caller's sync covers them all.
+    for (int s = 1; s < streams; ++s) {
+      CUDA_CHECK(cudaEventRecord(side_done_[static_cast<std::size_t>(s - 1)].get(), side_[static_cast<std::size_t>(s - 1)].get()));
+      CUDA_CHECK(cudaStreamWaitEvent(stream, side_done_[static_cast<std::size_t>(s - 1)].get(), 0));
+    }
     CUDA_CHECK(cudaEventRecord(joined_.get(), labels_device != nullptr ? upload_.get() : download_.get()));
     CUDA_CHECK(cudaStreamWaitEvent(stream, joined_.get(), 0));
   }
 
   TensorCoreLeNet net_;
   bool zero_copy_ = true, mapped_labels_ = true;
-  int forced_chunks_ = 0;
+  int forced_chunks_ = 0, compute_streams_ = kDefaultComputeStreams;
   double growth_ = 1.0;
   std::unique_ptr<Timeline> timeline_;
   course::DeviceBuffer<std::uint8_t> pixels_;
@@ -321,7 +346,9 @@ class HostPipelineFast final : public ladder::Rung {
   course::DeviceBuffer<int> labels_;
   std::unique_ptr<int, PinnedDeleter> host_labels_;
   Stream upload_, download_;
+  std::vector<Stream> side_;  // compute streams besides the caller's
   Event forked_, joined_;
+  std::vector<Event> side_done_;
   std::vector<Event> uploaded_, computed_;
 };
 
