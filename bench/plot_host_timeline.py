@@ -3,7 +3,7 @@
 classify_from_host (10,000 pinned uint8 images to host labels), drawn from rung 20's own CUDA
 events, because Nsight Systems is not available everywhere (it is not on our benchmark machine).
 
-    COURSE_LADDER_TIMELINE=t.csv COURSE_LADDER_HOST_PATH=copies COURSE_LADDER_CHUNKS=6 \\
+    COURSE_LADDER_TIMELINE=t.csv COURSE_LADDER_CHUNKS=6 COURSE_LADDER_COMPUTE_STREAMS=1 \\
         COURSE_LADDER_LABELS=copy build/bench/lab07_ladder --no-check --version 20 --batch 10000 --mode host
     COURSE_LADDER_TIMELINE=t.csv build/bench/lab07_ladder --no-check --version 20 --batch 10000 --mode host
     python3 bench/plot_host_timeline.py --csv t.csv [--out lectures/figures/07-host-timeline.svg]
@@ -30,11 +30,17 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from plot_lab07 import esc, svg_document, text, write  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TITLES = {
-    "copies": "rung 14's pipeline: 6 chunks, uploads, kernels and label downloads on three streams",
-    "copies_mapped_labels": "rung 20: chunked uploads, kernels on two streams write the labels into host memory",
-    "zerocopy": "one kernel reads the pinned pixels over PCIe itself (tried, slower)",
-}
+def title(pipeline):
+    """'copies/6x1/s1' -> words: the path, the chunks (count x growth) and the compute streams."""
+    if pipeline == "zerocopy":
+        return "one kernel reads the pinned pixels over PCIe itself (tried, slower)"
+    path, split, streams = (pipeline.split("/") + ["", ""])[:3]
+    chunks, _, growth = split.partition("x")
+    words = f"{chunks} chunks" + ("" if growth in ("1", "") else f", each x{growth} the one before")
+    words += f", {streams[1:]} compute stream{'s' if streams[1:] != '1' else ''}"
+    if path == "copies":
+        return f"labels copied back per chunk: {words}"
+    return f"labels written into host memory by the kernels: {words}"
 LANES = [("reference", "H2D copy alone"), ("upload", "upload stream"), ("compute", "compute stream"),
          ("compute 2", "compute stream 2"), ("compute 3", "compute stream 3"), ("compute 4", "compute stream 4"),
          ("download", "download stream"), ("host", "host: the call")]
@@ -52,14 +58,14 @@ def read(path):
     chosen = {}
     for pipeline in sorted({p for p, _ in calls}):
         runs = [(c, rows) for (p, c), rows in calls.items() if p == pipeline]
+        runs = runs[1:] if len(runs) > 2 else runs  # the first call warms up
         runs.sort(key=lambda cr: next(r["end_us"] for r in cr[1] if r["lane"] == "host"))
         chosen[pipeline] = runs[len(runs) // 2][1]  # the median call by the host's time
     return chosen, device
 
 
-def plot(chosen, device, path):
-    order = [p for p in ("copies", "copies_mapped_labels", "zerocopy") if p in chosen]
-    order += [p for p in chosen if p not in order]
+def plot(chosen, device, path, labels):
+    order = list(chosen)
     span = max(r["end_us"] for rows in chosen.values() for r in rows)
     left, right, lane_h, gap = 150, 30, 24, 56
     width = 900
@@ -72,7 +78,8 @@ def plot(chosen, device, path):
     for pipeline, lanes in panels:
         rows = chosen[pipeline]
         host = next(r["end_us"] for r in rows if r["lane"] == "host")
-        body.append(text(left, y + 22, f"{TITLES.get(pipeline, pipeline)} -- {host / 1000:.3f} ms", weight="bold"))
+        label = labels.get(pipeline, title(pipeline))
+        body.append(text(left, y + 22, f"{label} -- {host / 1000:.3f} ms", weight="bold"))
         y += gap - 20
         for lane, label in lanes:
             body.append(text(left - 8, y + lane_h * 0.65, label, "end", size=12))
@@ -107,11 +114,23 @@ def main(argv=None):
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--csv", required=True, help="rows appended by COURSE_LADDER_TIMELINE")
     parser.add_argument("--out", default=os.path.join(ROOT, "lectures", "figures", "07-host-timeline.svg"))
+    parser.add_argument("--pipeline", action="append", default=[], metavar="NAME[=LABEL]",
+                        help="draw only these pipelines (the CSV's names, e.g. copies/6x1/s1), in this order, "
+                             "with an optional panel title; default: every pipeline in the CSV")
     args = parser.parse_args(argv)
     chosen, device = read(args.csv)
+    labels = dict(item.split("=", 1) for item in args.pipeline if "=" in item)
+    wanted = [item.split("=", 1)[0] for item in args.pipeline]
+    if wanted:
+        missing = [p for p in wanted if p not in chosen]
+        if missing:
+            raise SystemExit(f"plot_host_timeline: not in {args.csv}: {', '.join(missing)} (have: {', '.join(chosen)})")
+        chosen = {p: chosen[p] for p in wanted}
+    else:
+        chosen = {p: chosen[p] for p in sorted(chosen, key=lambda p: (not p.startswith("copies"), p))}
     if not chosen:
         raise SystemExit(f"plot_host_timeline: no rows in {args.csv}")
-    plot(chosen, device, args.out)
+    plot(chosen, device, args.out, labels)
     for pipeline, rows in chosen.items():
         host = next(r["end_us"] for r in rows if r["lane"] == "host")
         alone = [r["end_us"] for r in rows if r["op"] == "h2d_alone"]

@@ -117,7 +117,7 @@ class Timeline {
   explicit Timeline(std::string path) : path_(std::move(path)) {}
   bool on() const { return !path_.empty(); }
 
-  void begin(cudaStream_t stream, const char* pipeline, int images) {
+  void begin(cudaStream_t stream, const std::string& pipeline, int images) {
     spans_.clear();
     pipeline_ = pipeline;
     images_ = images;
@@ -163,10 +163,10 @@ class Timeline {
         end_us -= start_us;
         start_us = 0.0;
       }
-      std::fprintf(f, "%d,%s,%d,%s,%s,%d,%.2f,%.2f,\"%s\"\n", call_, pipeline_, images_, s.lane, s.op, s.chunk,
+      std::fprintf(f, "%d,%s,%d,%s,%s,%d,%.2f,%.2f,\"%s\"\n", call_, pipeline_.c_str(), images_, s.lane, s.op, s.chunk,
                    start_us, end_us, prop.name);
     }
-    std::fprintf(f, "%d,%s,%d,host,call,-1,0.00,%.2f,\"%s\"\n", call_, pipeline_, images_, host_us, prop.name);
+    std::fprintf(f, "%d,%s,%d,host,call,-1,0.00,%.2f,\"%s\"\n", call_, pipeline_.c_str(), images_, host_us, prop.name);
     std::fclose(f);
     ++call_;
   }
@@ -188,7 +188,7 @@ class Timeline {
 
  private:
   std::string path_;
-  const char* pipeline_ = "";
+  std::string pipeline_;
   int images_ = 0, call_ = 0;
   bool written_ = false;
   std::vector<Event> pool_;
@@ -274,7 +274,13 @@ class HostPipelineFast final : public ladder::Rung {
       if (tl.on()) tl.end(span, stream);
     } else {
       const int chunks = forced_chunks_ > 0 ? std::min(forced_chunks_, n) : std::clamp(n / kMinChunkImages, 1, kDefaultChunks);
-      if (tl.on()) tl.begin(stream, mapped_labels_ ? "copies_mapped_labels" : "copies", n);
+      if (tl.on()) {
+        // The pipeline's name in the CSV says its split: "copies/6x1/s1" = 6 chunks growing x1, 1 compute stream.
+        char name[96];
+        std::snprintf(name, sizeof(name), "%s/%dx%g/s%d", mapped_labels_ ? "mapped_labels" : "copies", chunks, growth_,
+                      std::min(compute_streams_, chunks));
+        tl.begin(stream, name, n);
+      }
       copies(h_pixels, chunk_bounds(n, chunks, growth_), labels_host,
              mapped_labels_ ? labels_device : nullptr, stream);
     }

@@ -10,6 +10,9 @@
 //   + cold image          + each CTA copies the 3 KB image from DRAM first (cp.async, like the rungs)
 //   + cold weights        + every CTA's weight slice and CTA 0's fc2/fc3 (rung 13's 245 KB), cold
 //   + L2-resident weights the same, with the weights pinned in L2 by a persisting access window
+//   one CTA, cold image   no cluster: the image from DRAM to shared memory, one float written back
+//   phase 0 + 1 store     the cluster's "every CTA runs" barrier alone, then CTA 0 writes a float
+//   st.async exchanges    rung 19's two exchanges (st.async counted by mbarriers), no loads, no math
 // The difference between the last rows and the rung's time is its arithmetic and __syncthreads.
 //
 // Host to labels (rung 20): the bus.
@@ -29,6 +32,8 @@
 #include <functional>
 #include <string>
 #include <vector>
+
+#include "19_one_image_fast.cuh"  // rung 19's st.async helpers
 
 namespace {
 
@@ -106,6 +111,74 @@ __global__ void __launch_bounds__(kThreads) cluster_skeleton(const float* images
 #else
   (void)images, (void)packed, (void)out;
 #endif
+}
+
+/// The barrier-free end points: phase 0 alone ("every CTA runs") and one global store.
+__global__ void __launch_bounds__(kThreads) cluster_phase0(float* out) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  __cluster_barrier_arrive_relaxed();
+  __cluster_barrier_wait();
+  if (threadIdx.x == 0 && cg::this_cluster().block_rank() == 0) out[0] = 1.0f;
+#else
+  (void)out;
+#endif
+}
+
+/// Rung 19's skeleton: the same two exchanges as cluster_skeleton<0>, as st.async stores counted
+/// by an mbarrier in the receiving CTA (19_one_image_fast.cuh), no arithmetic, no loads.
+__global__ void __launch_bounds__(kThreads) async_skeleton(float* out) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  namespace rw = ladder::one_image_rows;
+  extern __shared__ float4 smem4[];
+  __shared__ alignas(8) unsigned long long bars[2];
+  float* smem = reinterpret_cast<float*>(smem4);
+  float* s_pool1 = smem + kPadded;
+  float* s_part = s_pool1 + 1184;
+  const int rank = static_cast<int>(cg::this_cluster().block_rank());
+  const int t = static_cast<int>(threadIdx.x);
+  const unsigned bar0 = rw::smem_address(&bars[0]), bar1 = rw::smem_address(&bars[1]);
+  if (t == 0) {
+    rw::expect_bytes(bar0, kCluster * kSliceFloats * sizeof(float));
+    if (rank == 0) rw::expect_bytes(bar1, kCluster * kFc1 * sizeof(float));
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __cluster_barrier_arrive_relaxed();
+  __cluster_barrier_wait();
+  if (t < kSliceFloats) {
+    const unsigned local = rw::smem_address(s_pool1 + rank * kSliceFloats + t);
+    for (int d = 0; d < kCluster; ++d) rw::store_counted(rw::remote_address(local, d), 1.0f, rw::remote_address(bar0, d));
+  }
+  rw::wait_bytes(bar0);
+  if (t < kFc1)
+    rw::store_counted(rw::remote_address(rw::smem_address(s_part + rank * kFc1 + t), 0), s_pool1[t] + 1.0f,
+                      rw::remote_address(bar1, 0));
+  if (rank != 0) {
+    __cluster_barrier_arrive_relaxed();
+    __cluster_barrier_wait();
+    return;
+  }
+  rw::wait_bytes(bar1);
+  __cluster_barrier_arrive_relaxed();
+  if (t == 0) {
+    float sum = 0.0f;
+    for (int r = 0; r < kCluster; ++r) sum += s_part[r * kFc1];
+    out[0] = sum;
+  }
+#else
+  (void)out;
+#endif
+}
+
+/// One CTA: the image from DRAM into shared memory, one float back out. The floor of a kernel
+/// that reads its input and writes a result, with no cluster.
+__global__ void __launch_bounds__(kThreads) one_cta_image(const float* images, float* out) {
+  __shared__ float s_image[kImageFloats];
+  for (int i = static_cast<int>(threadIdx.x); i < kImageFloats / 2; i += kThreads)
+    __pipeline_memcpy_async(s_image + 2 * i, images + 2 * i, 8);
+  __pipeline_commit();
+  __pipeline_wait_prior(0);
+  __syncthreads();
+  if (threadIdx.x == 0) out[0] = s_image[100];
 }
 
 /// Sums n uint4 words from (host-mapped) memory: every byte crosses PCIe once, 16 bytes a load.
@@ -240,6 +313,8 @@ int main(int argc, char** argv) {
   prepare_cluster_kernel(reinterpret_cast<const void*>(cluster_skeleton<1>));
   prepare_cluster_kernel(reinterpret_cast<const void*>(cluster_skeleton<2>));
   FLOORS_CUDA(cudaFuncSetAttribute(empty_cluster, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  prepare_cluster_kernel(reinterpret_cast<const void*>(cluster_phase0));
+  prepare_cluster_kernel(reinterpret_cast<const void*>(async_skeleton));
   FLOORS_CUDA(cudaFuncSetAttribute(empty_cluster, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
 
   constexpr int kRuns = 400;
@@ -264,6 +339,26 @@ int main(int argc, char** argv) {
         c.numAttrs = 1;
         FLOORS_CUDA(cudaLaunchKernelEx(&c, empty_cluster));
       }, kRuns));
+  const auto plain_cluster = [&](auto kernel, float* arg) {
+    cudaLaunchAttribute a{};
+    a.id = cudaLaunchAttributeClusterDimension;
+    a.val.clusterDim.x = kCluster;
+    a.val.clusterDim.y = 1;
+    a.val.clusterDim.z = 1;
+    cudaLaunchConfig_t c{};
+    c.gridDim = dim3(kCluster);
+    c.blockDim = dim3(kThreads);
+    c.dynamicSmemBytes = static_cast<std::size_t>(smem);
+    c.stream = stream;
+    c.attrs = &a;
+    c.numAttrs = 1;
+    FLOORS_CUDA(cudaLaunchKernelEx(&c, kernel, arg));
+  };
+  add("one CTA: cold image in, 1 float out", timer.time([&] { one_cta_image<<<1, kThreads, 0, stream>>>(d_image, d_out); }, kRuns));
+  add("16-CTA cluster: phase 0 + 1 store", timer.time([&] { plain_cluster(cluster_phase0, d_out); }, kRuns),
+      "every CTA runs, then CTA 0 writes");
+  add("st.async exchanges (rung 19)", timer.time([&] { plain_cluster(async_skeleton, d_out); }, kRuns),
+      "2 exchanges counted by mbarriers");
   add("cluster barriers + DSMEM stores", timer.time([&] { cluster_launch(cluster_skeleton<0>, false); }, kRuns),
       "2 exchange phases, no loads");
   add("  + cold image (3 KB)", timer.time([&] { cluster_launch(cluster_skeleton<1>, false); }, kRuns));
