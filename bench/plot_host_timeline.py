@@ -8,15 +8,17 @@ events, because Nsight Systems is not available everywhere (it is not on our ben
     COURSE_LADDER_TIMELINE=t.csv build/bench/lab07_ladder --no-check --version 20 --batch 10000 --mode host
     python3 bench/plot_host_timeline.py --csv t.csv [--out lectures/figures/07-host-timeline.svg]
 
-(bench/lab07_host_timeline.sh runs all three.) The first command is rung 14's pipeline (6 equal
-chunks, labels copied back), the second rung 20's default (the kernel reads host memory).
+(bench/lab07_host_timeline.sh runs all three.) The first command is rung 14's pipeline rebuilt
+with rung 20's knobs (6 equal chunks, one compute stream, labels copied back), the second rung 20
+as it is (8 chunks, two compute streams, labels written into host memory by the kernels).
 
 The CSV (one row per copy or kernel of one call; times in microseconds after the call's first
 event, recorded on the GPU; the "host" row is the caller's wall clock for the whole call; the
 "reference" row is one copy of all the pixels alone, timed right after the call, drawn from 0):
   call,pipeline,images,lane,op,chunk,start_us,end_us,device
-For each pipeline the call with the median host time is drawn, one panel per pipeline, one row
-per lane. Recording events costs time, so these calls are a little slower than the benchmark's.
+For each pipeline the call with the median host time is drawn (the first call, a warm-up, left out),
+one panel per pipeline, one row per lane. The pipeline's name says its split: copies/6x1/s1 =
+labels copied back, 6 chunks each x1 the one before, 1 compute stream. Recording events costs time, so these calls are a little slower than the benchmark's.
 
 Only the Python 3 standard library (plot_lab07.py's SVG helpers).
 """
@@ -38,9 +40,10 @@ def title(pipeline):
     chunks, _, growth = split.partition("x")
     words = f"{chunks} chunks" + ("" if growth in ("1", "") else f", each x{growth} the one before")
     words += f", {streams[1:]} compute stream{'s' if streams[1:] != '1' else ''}"
+    who = {"copies/6x1/s1": "rung 14's pipeline", "mapped_labels/8x1/s2": "rung 20"}.get(pipeline, pipeline)
     if path == "copies":
-        return f"labels copied back per chunk: {words}"
-    return f"labels written into host memory by the kernels: {words}"
+        return f"{who}: {words}, labels copied back per chunk"
+    return f"{who}: {words}, the kernels write the labels into host memory"
 LANES = [("reference", "H2D copy alone"), ("upload", "upload stream"), ("compute", "compute stream"),
          ("compute 2", "compute stream 2"), ("compute 3", "compute stream 3"), ("compute 4", "compute stream 4"),
          ("download", "download stream"), ("host", "host: the call")]
@@ -79,7 +82,7 @@ def plot(chosen, device, path, labels):
         rows = chosen[pipeline]
         host = next(r["end_us"] for r in rows if r["lane"] == "host")
         label = labels.get(pipeline, title(pipeline))
-        body.append(text(left, y + 22, f"{label} -- {host / 1000:.3f} ms", weight="bold"))
+        body.append(text(left, y + 22, f"{label} -- {host / 1000:.3f} ms (events recorded)", weight="bold"))
         y += gap - 20
         for lane, label in lanes:
             body.append(text(left - 8, y + lane_h * 0.65, label, "end", size=12))
@@ -134,7 +137,7 @@ def main(argv=None):
     for pipeline, rows in chosen.items():
         host = next(r["end_us"] for r in rows if r["lane"] == "host")
         alone = [r["end_us"] for r in rows if r["op"] == "h2d_alone"]
-        gpu_end = max(r["end_us"] for r in rows if r["lane"] in ("upload", "compute", "download"))
+        gpu_end = max(r["end_us"] for r in rows if r["lane"] not in ("host", "reference"))
         print(f"{pipeline:22s} host {host:7.1f} us, last GPU event {gpu_end:7.1f} us, "
               f"H2D alone {alone[0] if alone else float('nan'):6.1f} us")
     return 0

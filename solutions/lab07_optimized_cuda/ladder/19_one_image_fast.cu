@@ -1,26 +1,38 @@
-// Rung 19: one image with one exchange -- a cluster of 5 CTAs, each owning one row of pool2, so
-// the CTAs talk once (fc1's partial sums into CTA 0) instead of twice as in rung 13.
-// (Measured numbers: below, and lecture 07, section 15f.)
+// Rung 19: one image in 7.0 us (rung 13: 7.7 us; H100, same run) -- rung 13's cluster, with its
+// two DSMEM exchanges made of st.async stores that an mbarrier in the receiving CTA counts, instead
+// of plain remote stores published by cluster-wide barriers.
 //
 // Why faster: at batch 1 the time is a chain of dependent steps, and lab07_latency_floors
-// (tools/latency_floors.cu) shows what its links cost on the H100 before any arithmetic:
-//   events alone 1.3 us; an empty kernel (or an empty 16-CTA cluster) 3.1 us; rung 13's two
-//   exchange phases -- 1,184 floats stored into all 16 CTAs, a cluster barrier, 120 floats each
-//   into CTA 0, a second barrier -- with no arithmetic at all 5.1 us; its cold fetches +0.9 us.
-// Rung 13 spends 2 us of its 7.5 us on synchronisation between SMs, not on LeNet. Rung 19 splits
-// the image by output rows instead of channels: CTA r computes pool2 row r (all 16 channels),
-// which needs only 6 of pool1's 14 rows, so it recomputes those itself (conv1 is the cheap layer:
-// 504 pooled values, one per thread) instead of receiving them. The one exchange left is the
-// partial sums of fc1. The kernel is in 19_one_image_fast.cuh.
+// (tools/latency_floors.cu) timed what its links cost before any arithmetic (H100, L2 flushed,
+// event-timed like the ladder; bench/results/lab07_latency_floors_h100_80gb_hbm3.csv):
+//   events alone 1.2 us; empty kernel 3.0 us; empty 16-CTA cluster 3.2 us; one CTA that loads the
+//   cold image and writes one float 3.7 us; rung 13's two exchanges with no arithmetic 5.3 us;
+//   the same two exchanges as counted st.async 4.1 us.
+// A cluster barrier makes every thread of all 16 CTAs arrive (with release: its remote stores
+// must be complete first) and wait for all the others, twice. With st.async each remote store
+// carries its own completion (the bytes are added to the receiver's mbarrier), so a CTA waits only
+// until its own data has arrived, and no producer stalls on a release. 1.2 us less in the
+// skeleton, 0.7 us less in the rung (the arithmetic overlaps part of what was saved).
 //
-// The price: conv1 is computed 2.1 times over (30 of 14 pool1 rows), every CTA loads all of conv2's
-// weights (9.7 KB) and a 38 KB slice of fc1, and 5 CTAs of 109 KB shared memory per image.
+// Measured on an H100 SXM (lab07_ladder, L2 flushed before every run; device / graph replay, us):
+//   1 image   rung 13 7.7 / 7.6   rung 19 7.0 / 6.9   (full check passed: labels and logits of the
+//   4 images  rung 13 7.8         rung 19 7.1          FP32 network, both test splits)
+//   8 images  rung 13 8.0         rung 19 7.6          16 and 30 images: equal (9.8-10.3)
+// Variants at 1 image (same run, device / graph): weights persisting in L2 (COURSE_LADDER_L2_PERSIST=1)
+// 6.9 / 6.8, within the noise; 8-CTA clusters 7.4 / 7.4; one 5-CTA cluster split by output rows
+// (COURSE_LADDER_ONE_IMAGE=rows: conv1 recomputed, one exchange) 8.0 / 8.1 -- slower, because
+// recomputing conv1 costs each CTA 504 pooled values instead of 74.
+// The 5 us target is not met. What is left (7.0 us) is the floor of 4.1 us (launch, events,
+// exchanges), the cold image (~0.5 us) and the arithmetic's own chain (~2.4 us: conv1, conv2,
+// fc1, fc2, fc3, each a dependent step). Lecture 07, section 15f.
 //
+// Kernels: 19_one_image_fast.cuh (the st.async kernel reuses rung 13's layout and packing).
 // Knobs, for measuring (read by prepare()):
-//   COURSE_LADDER_L2_PERSIST=0|1   1: the packed weights persist in L2 between requests (an
-//                                  access-policy window; 1 MB of L2 set aside while the rung lives,
-//                                  restored when it is destroyed): the benchmark's flush then misses
-//                                  them. The floors tool measured it at -0.2 us on rung 13's skeleton.
+//   COURSE_LADDER_ONE_IMAGE=async|rows   the st.async kernel (default) or the row split
+//   COURSE_LADDER_CLUSTER=auto|8|16      CTAs per image for the st.async kernel, as rung 13
+//   COURSE_LADDER_L2_PERSIST=0|1         1: the packed weights persist in L2 between requests (an
+//                                        access-policy window, 1 MB of L2 set aside while the rung
+//                                        lives, restored when it is destroyed)
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -42,7 +54,7 @@
 namespace {
 
 namespace co = ladder::cluster_one_image;
-namespace rw = ladder::one_image_rows;
+namespace rw = ladder::one_image_fast;
 
 /// The folded network in the order rows_lenet reads it: conv1, all of conv2, then CTA r's fc1
 /// slice [80 inputs (channel j, pooled column w)][120 outputs] for r = 0..4, then rung 13's tail.

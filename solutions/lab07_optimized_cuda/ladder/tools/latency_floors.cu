@@ -128,7 +128,7 @@ __global__ void __launch_bounds__(kThreads) cluster_phase0(float* out) {
 /// by an mbarrier in the receiving CTA (19_one_image_fast.cuh), no arithmetic, no loads.
 __global__ void __launch_bounds__(kThreads) async_skeleton(float* out) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  namespace rw = ladder::one_image_rows;
+  namespace rw = ladder::one_image_fast;
   extern __shared__ float4 smem4[];
   __shared__ alignas(8) unsigned long long bars[2];
   float* smem = reinterpret_cast<float*>(smem4);
