@@ -58,10 +58,12 @@ WHAT_CHANGED = {
     14: "rung 12's network behind rung 10's pinned-memory pipeline (matters in host mode)",
     15: "rung 12 in TF32: FP32 activations, `mma.sync` m16n8k8 (FP16's 10 fraction bits)",
     16: "3xTF32: split operands, three TF32 products per step, FP32 accuracy",
+    19: "rung 13's cluster with its exchanges as `st.async` counted by mbarriers (latency)",
+    20: "rung 14 with labels written by the kernels and chunk kernels on two streams (host mode)",
 }
 # Rungs that compute on tensor cores, and in what: their "% of FP32 peak" would compare apples with
 # pears. (Rung 16 is checked as an FP32 rung, but its arithmetic is the tensor cores'.)
-TENSOR_CORE_ARITHMETIC = {12: "FP16", 14: "FP16", 15: "TF32", 16: "3xTF32"}
+TENSOR_CORE_ARITHMETIC = {12: "FP16", 14: "FP16", 15: "TF32", 16: "3xTF32", 20: "FP16"}
 
 HALO = ' stroke="#ffffff" stroke-width="3" paint-order="stroke"'  # keeps a label readable over a line
 

@@ -1,0 +1,425 @@
+// lab07_latency_floors: what rungs 19 and 20 cannot go below, measured on this GPU the way the
+// ladder runner measures (L2 flushed with a 2x-L2 memset before every run, CUDA events around the
+// work, warm-up, the median of many runs).
+//
+// One image (rung 19): the dependent chain's fixed costs, one piece added at a time.
+//   empty kernel          <<<1, 32>>>, no work: the events plus one launch on the GPU
+//   empty cluster         16 CTAs x 416 threads, rung 13's shared memory, no work: a cluster launch
+//   cluster barriers      + the cluster barrier phases of rung 13/19 with their DSMEM stores
+//                         (every CTA stores a slice into all 16, then 120 floats into CTA 0), no math
+//   + cold image          + each CTA copies the 3 KB image from DRAM first (cp.async, like the rungs)
+//   + cold weights        + every CTA's weight slice and CTA 0's fc2/fc3 (rung 13's 245 KB), cold
+//   + L2-resident weights the same, with the weights pinned in L2 by a persisting access window
+//   one CTA, cold image   no cluster: the image from DRAM to shared memory, one float written back
+//   phase 0 + 1 store     the cluster's "every CTA runs" barrier alone, then CTA 0 writes a float
+//   st.async exchanges    rung 19's two exchanges (st.async counted by mbarriers), no loads, no math
+// The difference between the last rows and the rung's time is its arithmetic and __syncthreads.
+//
+// Host to labels (rung 20): the bus.
+//   H2D copy              one 7.84 MB copy (10,000 images of uint8 pixels) from pinned memory
+//   D2H copy              40 KB (10,000 int labels) to pinned memory
+//   zero-copy read        a kernel reading the same 7.84 MB straight from pinned host memory
+//
+//   build/bench/lab07_latency_floors [--csv FILE]     exit 0, or 77 without a GPU / clusters
+#include <cooperative_groups.h>
+#include <cuda_pipeline.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "19_one_image_fast.cuh"  // rung 19's st.async helpers
+
+namespace {
+
+namespace cg = cooperative_groups;
+
+#define FLOORS_CUDA(call)                                                                                    \
+  do {                                                                                                       \
+    const cudaError_t floors_error = (call);                                                                 \
+    if (floors_error != cudaSuccess) {                                                                       \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(floors_error)); \
+      std::exit(1);                                                                                          \
+    }                                                                                                        \
+  } while (0)
+
+constexpr int kCluster = 16, kThreads = 416;
+constexpr int kImageFloats = 784, kPadded = 1024;
+constexpr int kSliceFloats = 1176 / kCluster + 1;  // 74: each CTA's share of pool1
+constexpr int kFc1 = 120;
+// Rung 13's weights in floats: conv1 160, per CTA conv2 152 + fc1 slice 3,000, CTA 0's tail 10,328.
+constexpr int kConv1Floats = 160, kRankFloats = 152 + 3000, kTailFloats = 10328;
+constexpr int kPackedFloats = kConv1Floats + kCluster * kRankFloats + kTailFloats;
+constexpr int kSmemFloats = 18432;  // about rung 13's 16-CTA layout (73.7 KB)
+
+__global__ void empty_kernel() {}
+
+__global__ void __launch_bounds__(kThreads) empty_cluster() {}
+
+__device__ __forceinline__ void copy_floats(float* dst, const float* src, int n) {
+  for (int i = static_cast<int>(threadIdx.x); i < n / 4; i += kThreads)
+    __pipeline_memcpy_async(reinterpret_cast<float4*>(dst) + i, reinterpret_cast<const float4*>(src) + i, 16);
+}
+
+/// Rung 13's skeleton: the loads it issues (kLoads: 0 none, 1 the image, 2 the image and every
+/// weight), its two cluster-barrier phases with their DSMEM stores, and nothing else.
+template <int kLoads>
+__global__ void __launch_bounds__(kThreads) cluster_skeleton(const float* images, const float* packed, float* out) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  extern __shared__ float4 smem4[];
+  float* smem = reinterpret_cast<float*>(smem4);
+  float* s_image = smem;
+  float* s_pool1 = smem + kPadded;
+  float* s_part = s_pool1 + 1184;
+  float* s_weights = s_part + kCluster * kFc1;
+  const cg::cluster_group cluster = cg::this_cluster();
+  const int rank = static_cast<int>(cluster.block_rank());
+  const int t = static_cast<int>(threadIdx.x);
+  __cluster_barrier_arrive_relaxed();
+  if constexpr (kLoads >= 1) {
+    for (int i = t; i < kImageFloats / 2; i += kThreads)
+      __pipeline_memcpy_async(s_image + 2 * i, images + 2 * i, 8);
+    if constexpr (kLoads >= 2) {
+      copy_floats(s_weights, packed, kConv1Floats);
+      copy_floats(s_weights + kConv1Floats, packed + kConv1Floats + rank * kRankFloats, kRankFloats / 4 * 4);
+      if (rank == 0) copy_floats(s_weights + kConv1Floats + kRankFloats, packed + kPackedFloats - kTailFloats, kTailFloats);
+    }
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    __syncthreads();
+  }
+  const float value = kLoads >= 1 ? s_image[t % kImageFloats] + s_weights[t] * (kLoads >= 2) : 1.0f;
+  __cluster_barrier_wait();
+  if (t < kSliceFloats)
+    for (int d = 0; d < kCluster; ++d) cluster.map_shared_rank(s_pool1, d)[rank * kSliceFloats + t] = value;
+  __cluster_barrier_arrive();
+  __cluster_barrier_wait();
+  if (t < kFc1) cluster.map_shared_rank(s_part, 0)[rank * kFc1 + t] = s_pool1[t] + 1.0f;
+  __cluster_barrier_arrive();
+  if (rank != 0) return;
+  __cluster_barrier_wait();
+  if (t == 0) {
+    float sum = 0.0f;
+    for (int r = 0; r < kCluster; ++r) sum += s_part[r * kFc1];
+    out[0] = sum;
+  }
+#else
+  (void)images, (void)packed, (void)out;
+#endif
+}
+
+/// The barrier-free end points: phase 0 alone ("every CTA runs") and one global store.
+__global__ void __launch_bounds__(kThreads) cluster_phase0(float* out) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  __cluster_barrier_arrive_relaxed();
+  __cluster_barrier_wait();
+  if (threadIdx.x == 0 && cg::this_cluster().block_rank() == 0) out[0] = 1.0f;
+#else
+  (void)out;
+#endif
+}
+
+/// Rung 19's skeleton: the same two exchanges as cluster_skeleton<0>, as st.async stores counted
+/// by an mbarrier in the receiving CTA (19_one_image_fast.cuh), no arithmetic, no loads.
+__global__ void __launch_bounds__(kThreads) async_skeleton(float* out) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  namespace rw = ladder::one_image_fast;
+  extern __shared__ float4 smem4[];
+  __shared__ alignas(8) unsigned long long bars[2];
+  float* smem = reinterpret_cast<float*>(smem4);
+  float* s_pool1 = smem + kPadded;
+  float* s_part = s_pool1 + 1184;
+  const int rank = static_cast<int>(cg::this_cluster().block_rank());
+  const int t = static_cast<int>(threadIdx.x);
+  const unsigned bar0 = rw::smem_address(&bars[0]), bar1 = rw::smem_address(&bars[1]);
+  if (t == 0) {
+    rw::expect_bytes(bar0, kCluster * kSliceFloats * sizeof(float));
+    if (rank == 0) rw::expect_bytes(bar1, kCluster * kFc1 * sizeof(float));
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __cluster_barrier_arrive_relaxed();
+  __cluster_barrier_wait();
+  if (t < kSliceFloats) {
+    const unsigned local = rw::smem_address(s_pool1 + rank * kSliceFloats + t);
+    for (int d = 0; d < kCluster; ++d) rw::store_counted(rw::remote_address(local, d), 1.0f, rw::remote_address(bar0, d));
+  }
+  rw::wait_bytes(bar0);
+  if (t < kFc1)
+    rw::store_counted(rw::remote_address(rw::smem_address(s_part + rank * kFc1 + t), 0), s_pool1[t] + 1.0f,
+                      rw::remote_address(bar1, 0));
+  if (rank != 0) {
+    __cluster_barrier_arrive_relaxed();
+    __cluster_barrier_wait();
+    return;
+  }
+  rw::wait_bytes(bar1);
+  __cluster_barrier_arrive_relaxed();
+  if (t == 0) {
+    float sum = 0.0f;
+    for (int r = 0; r < kCluster; ++r) sum += s_part[r * kFc1];
+    out[0] = sum;
+  }
+#else
+  (void)out;
+#endif
+}
+
+/// One CTA: the image from DRAM into shared memory, one float back out. The floor of a kernel
+/// that reads its input and writes a result, with no cluster.
+__global__ void __launch_bounds__(kThreads) one_cta_image(const float* images, float* out) {
+  __shared__ float s_image[kImageFloats];
+  for (int i = static_cast<int>(threadIdx.x); i < kImageFloats / 2; i += kThreads)
+    __pipeline_memcpy_async(s_image + 2 * i, images + 2 * i, 8);
+  __pipeline_commit();
+  __pipeline_wait_prior(0);
+  __syncthreads();
+  if (threadIdx.x == 0) out[0] = s_image[100];
+}
+
+/// Sums n uint4 words from (host-mapped) memory: every byte crosses PCIe once, 16 bytes a load.
+__global__ void zero_copy_read(const uint4* __restrict__ src, int n, unsigned* out) {
+  unsigned sum = 0;
+  for (int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x); i < n; i += static_cast<int>(gridDim.x * blockDim.x)) {
+    const uint4 v = src[i];
+    sum += v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (sum == 0x12345678u) out[0] = sum;  // never (almost): keeps the loads
+}
+
+struct Result {
+  std::string what;
+  double median_us = 0, min_us = 0;
+  std::string note;
+};
+
+class Timer {
+ public:
+  explicit Timer(cudaStream_t stream) : stream_(stream) {
+    FLOORS_CUDA(cudaEventCreate(&start_));
+    FLOORS_CUDA(cudaEventCreate(&stop_));
+    int l2 = 0;
+    FLOORS_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
+    flush_bytes_ = 2 * static_cast<std::size_t>(std::max(l2, 1 << 20));
+    FLOORS_CUDA(cudaMalloc(&flush_, flush_bytes_));
+  }
+  /// Median and minimum of `runs` event-timed runs of work(), each after an L2 flush (like course::GpuTimer).
+  std::pair<double, double> time(const std::function<void()>& work, int runs, bool flush = true) {
+    for (int i = 0; i < 10; ++i) work();
+    FLOORS_CUDA(cudaStreamSynchronize(stream_));
+    std::vector<double> us;
+    for (int i = 0; i < runs; ++i) {
+      if (flush) FLOORS_CUDA(cudaMemsetAsync(flush_, i & 0xff, flush_bytes_, stream_));
+      FLOORS_CUDA(cudaEventRecord(start_, stream_));
+      work();
+      FLOORS_CUDA(cudaEventRecord(stop_, stream_));
+      FLOORS_CUDA(cudaEventSynchronize(stop_));
+      FLOORS_CUDA(cudaGetLastError());
+      float ms = 0;
+      FLOORS_CUDA(cudaEventElapsedTime(&ms, start_, stop_));
+      us.push_back(1000.0 * ms);
+    }
+    std::sort(us.begin(), us.end());
+    return {us[us.size() / 2], us.front()};
+  }
+
+ private:
+  cudaStream_t stream_;
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+  void* flush_ = nullptr;
+  std::size_t flush_bytes_ = 0;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string csv;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--csv") == 0 && i + 1 < argc) {
+      csv = argv[++i];
+    } else {
+      std::fprintf(stderr, "usage: lab07_latency_floors [--csv FILE]\n");
+      return 2;
+    }
+  }
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::printf("lab07_latency_floors: no GPU\n");
+    return 77;
+  }
+  cudaDeviceProp prop{};
+  FLOORS_CUDA(cudaGetDeviceProperties(&prop, 0));
+  int clusters = 0;
+  FLOORS_CUDA(cudaDeviceGetAttribute(&clusters, cudaDevAttrClusterLaunch, 0));
+  if (clusters == 0) {
+    std::printf("lab07_latency_floors: %s cannot launch clusters (compute capability 9.0 needed)\n", prop.name);
+    return 77;
+  }
+  std::printf("lab07_latency_floors: %s, %d SMs, L2 %d MB\n", prop.name, prop.multiProcessorCount,
+              prop.l2CacheSize >> 20);
+
+  cudaStream_t stream = nullptr;
+  FLOORS_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  Timer timer(stream);
+  std::vector<Result> results;
+  const auto add = [&](const std::string& what, std::pair<double, double> t, const std::string& note = "") {
+    results.push_back({what, t.first, t.second, note});
+    std::printf("  %-34s median %8.2f us  (min %8.2f)  %s\n", what.c_str(), t.first, t.second, note.c_str());
+  };
+
+  // ---- one image ---------------------------------------------------------------------------
+  std::vector<float> host_weights(kPackedFloats), host_image(kImageFloats);
+  for (int i = 0; i < kPackedFloats; ++i) host_weights[static_cast<std::size_t>(i)] = 0.001f * static_cast<float>(i % 97);
+  for (int i = 0; i < kImageFloats; ++i) host_image[static_cast<std::size_t>(i)] = static_cast<float>(i % 255) / 255.0f;
+  float *d_weights = nullptr, *d_image = nullptr, *d_out = nullptr;
+  FLOORS_CUDA(cudaMalloc(&d_weights, sizeof(float) * kPackedFloats));
+  FLOORS_CUDA(cudaMalloc(&d_image, sizeof(float) * kImageFloats));
+  FLOORS_CUDA(cudaMalloc(&d_out, 64));
+  FLOORS_CUDA(cudaMemcpy(d_weights, host_weights.data(), sizeof(float) * kPackedFloats, cudaMemcpyHostToDevice));
+  FLOORS_CUDA(cudaMemcpy(d_image, host_image.data(), sizeof(float) * kImageFloats, cudaMemcpyHostToDevice));
+
+  const int smem = kSmemFloats * static_cast<int>(sizeof(float));
+  const auto cluster_launch = [&](void (*kernel)(const float*, const float*, float*), bool persist) {
+    cudaLaunchAttribute attrs[2]{};
+    attrs[0].id = cudaLaunchAttributeClusterDimension;
+    attrs[0].val.clusterDim.x = kCluster;
+    attrs[0].val.clusterDim.y = 1;
+    attrs[0].val.clusterDim.z = 1;
+    attrs[1].id = cudaLaunchAttributeAccessPolicyWindow;
+    attrs[1].val.accessPolicyWindow.base_ptr = d_weights;
+    attrs[1].val.accessPolicyWindow.num_bytes = sizeof(float) * kPackedFloats;
+    attrs[1].val.accessPolicyWindow.hitRatio = 1.0f;
+    attrs[1].val.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
+    attrs[1].val.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(kCluster);
+    config.blockDim = dim3(kThreads);
+    config.dynamicSmemBytes = static_cast<std::size_t>(smem);
+    config.stream = stream;
+    config.attrs = attrs;
+    config.numAttrs = persist ? 2 : 1;
+    FLOORS_CUDA(cudaLaunchKernelEx(&config, kernel, static_cast<const float*>(d_image),
+                                   static_cast<const float*>(d_weights), d_out));
+  };
+  const auto prepare_cluster_kernel = [&](const void* kernel) {
+    FLOORS_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    FLOORS_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  };
+  prepare_cluster_kernel(reinterpret_cast<const void*>(cluster_skeleton<0>));
+  prepare_cluster_kernel(reinterpret_cast<const void*>(cluster_skeleton<1>));
+  prepare_cluster_kernel(reinterpret_cast<const void*>(cluster_skeleton<2>));
+  FLOORS_CUDA(cudaFuncSetAttribute(empty_cluster, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  prepare_cluster_kernel(reinterpret_cast<const void*>(cluster_phase0));
+  prepare_cluster_kernel(reinterpret_cast<const void*>(async_skeleton));
+  FLOORS_CUDA(cudaFuncSetAttribute(empty_cluster, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+
+  constexpr int kRuns = 400;
+  std::printf("one image (L2 flushed before every run, %d runs):\n", kRuns);
+  add("nothing between the events", timer.time([] {}, kRuns));
+  add("empty kernel <<<1,32>>>", timer.time([&] { empty_kernel<<<1, 32, 0, stream>>>(); }, kRuns));
+  add("empty kernel, 16 x 416, 74 KB smem", timer.time([&] {
+        empty_cluster<<<kCluster, kThreads, static_cast<std::size_t>(smem), stream>>>();
+      }, kRuns), "no cluster");
+  add("empty 16-CTA cluster", timer.time([&] {
+        cudaLaunchAttribute a{};
+        a.id = cudaLaunchAttributeClusterDimension;
+        a.val.clusterDim.x = kCluster;
+        a.val.clusterDim.y = 1;
+        a.val.clusterDim.z = 1;
+        cudaLaunchConfig_t c{};
+        c.gridDim = dim3(kCluster);
+        c.blockDim = dim3(kThreads);
+        c.dynamicSmemBytes = static_cast<std::size_t>(smem);
+        c.stream = stream;
+        c.attrs = &a;
+        c.numAttrs = 1;
+        FLOORS_CUDA(cudaLaunchKernelEx(&c, empty_cluster));
+      }, kRuns));
+  const auto plain_cluster = [&](auto kernel, float* arg) {
+    cudaLaunchAttribute a{};
+    a.id = cudaLaunchAttributeClusterDimension;
+    a.val.clusterDim.x = kCluster;
+    a.val.clusterDim.y = 1;
+    a.val.clusterDim.z = 1;
+    cudaLaunchConfig_t c{};
+    c.gridDim = dim3(kCluster);
+    c.blockDim = dim3(kThreads);
+    c.dynamicSmemBytes = static_cast<std::size_t>(smem);
+    c.stream = stream;
+    c.attrs = &a;
+    c.numAttrs = 1;
+    FLOORS_CUDA(cudaLaunchKernelEx(&c, kernel, arg));
+  };
+  add("one CTA: cold image in, 1 float out", timer.time([&] { one_cta_image<<<1, kThreads, 0, stream>>>(d_image, d_out); }, kRuns));
+  add("16-CTA cluster: phase 0 + 1 store", timer.time([&] { plain_cluster(cluster_phase0, d_out); }, kRuns),
+      "every CTA runs, then CTA 0 writes");
+  add("st.async exchanges (rung 19)", timer.time([&] { plain_cluster(async_skeleton, d_out); }, kRuns),
+      "2 exchanges counted by mbarriers");
+  add("cluster barriers + DSMEM stores", timer.time([&] { cluster_launch(cluster_skeleton<0>, false); }, kRuns),
+      "2 exchange phases, no loads");
+  add("  + cold image (3 KB)", timer.time([&] { cluster_launch(cluster_skeleton<1>, false); }, kRuns));
+  add("  + cold weights (245 KB)", timer.time([&] { cluster_launch(cluster_skeleton<2>, false); }, kRuns));
+  // Persisting lines need a set-aside part of L2 (a device-wide limit; given back at the end).
+  std::size_t old_limit = 0;
+  FLOORS_CUDA(cudaDeviceGetLimit(&old_limit, cudaLimitPersistingL2CacheSize));
+  FLOORS_CUDA(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 1u << 20));
+  add("  + weights persisting in L2", timer.time([&] { cluster_launch(cluster_skeleton<2>, true); }, kRuns),
+      "access-policy window, 1 MB set aside");
+  FLOORS_CUDA(cudaCtxResetPersistingL2Cache());
+  FLOORS_CUDA(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, old_limit));
+
+  // ---- host to labels ----------------------------------------------------------------------
+  constexpr int kImages = 10000;
+  const std::size_t pixel_bytes = static_cast<std::size_t>(kImages) * 784;
+  unsigned char* h_pixels = nullptr;
+  int* h_labels = nullptr;
+  FLOORS_CUDA(cudaMallocHost(&h_pixels, pixel_bytes));
+  FLOORS_CUDA(cudaMallocHost(&h_labels, kImages * sizeof(int)));
+  for (std::size_t i = 0; i < pixel_bytes; ++i) h_pixels[i] = static_cast<unsigned char>(i * 7 % 251);
+  unsigned char* d_pixels = nullptr;
+  int* d_labels = nullptr;
+  FLOORS_CUDA(cudaMalloc(&d_pixels, pixel_bytes));
+  FLOORS_CUDA(cudaMalloc(&d_labels, kImages * sizeof(int)));
+  constexpr int kCopyRuns = 50;
+  std::printf("host to device (%d runs):\n", kCopyRuns);
+  const auto h2d = timer.time([&] {
+    FLOORS_CUDA(cudaMemcpyAsync(d_pixels, h_pixels, pixel_bytes, cudaMemcpyHostToDevice, stream));
+  }, kCopyRuns);
+  char note[96];
+  std::snprintf(note, sizeof(note), "%.1f GB/s (median), %.1f GB/s (best)", pixel_bytes / h2d.first / 1e3,
+                pixel_bytes / h2d.second / 1e3);
+  add("H2D copy, 7.84 MB pinned", h2d, note);
+  const auto d2h = timer.time([&] {
+    FLOORS_CUDA(cudaMemcpyAsync(h_labels, d_labels, kImages * sizeof(int), cudaMemcpyDeviceToHost, stream));
+  }, kCopyRuns);
+  add("D2H copy, 40 KB pinned", d2h);
+  unsigned* d_sum = nullptr;
+  FLOORS_CUDA(cudaMalloc(&d_sum, sizeof(unsigned)));
+  const uint4* mapped = nullptr;  // the device's address of the pinned buffer (the same one with UVA)
+  FLOORS_CUDA(cudaHostGetDevicePointer(reinterpret_cast<void**>(const_cast<uint4**>(&mapped)), h_pixels, 0));
+  const int words = static_cast<int>(pixel_bytes / 16);
+  for (const int blocks : {132, 264, 528}) {
+    const auto zc = timer.time([&] { zero_copy_read<<<blocks, 256, 0, stream>>>(mapped, words, d_sum); }, kCopyRuns);
+    std::snprintf(note, sizeof(note), "%.1f GB/s (median), %d blocks x 256", pixel_bytes / zc.first / 1e3, blocks);
+    add("zero-copy read, 7.84 MB", zc, note);
+  }
+
+  if (!csv.empty()) {
+    std::FILE* f = std::fopen(csv.c_str(), "w");
+    if (f == nullptr) {
+      std::fprintf(stderr, "cannot write %s\n", csv.c_str());
+      return 1;
+    }
+    std::fprintf(f, "what,median_us,min_us,note,device\n");
+    for (const Result& r : results)
+      std::fprintf(f, "\"%s\",%.3f,%.3f,\"%s\",\"%s\"\n", r.what.c_str(), r.median_us, r.min_us, r.note.c_str(), prop.name);
+    std::fclose(f);
+  }
+  cudaFreeHost(h_pixels);
+  cudaFreeHost(h_labels);
+  return 0;
+}
