@@ -56,6 +56,22 @@ namespace {
 namespace co = ladder::cluster_one_image;
 namespace rw = ladder::one_image_fast;
 
+/// fc1's bias, fc2 and fc3 (weights and biases) in the tail layout both kernels read (co::kTail*),
+/// from float `tail` of the packed buffer on.
+template <class Put>
+void pack_tail(const lab04::FoldedLeNet& net, int tail, const Put& put) {
+  const auto at = [](const course::Tensor& w, int i) { return w[static_cast<std::size_t>(i)]; };
+  for (int o = 0; o < co::kFc1; ++o) put(tail + co::kTailFc1Bias + o, at(net.fc1_bias, o));
+  for (int o = 0; o < co::kFc2; ++o) {
+    for (int k = 0; k < co::kFc1; ++k) put(tail + co::kTailFc2 + k * co::kFc2 + o, at(net.fc2_weight, o * co::kFc1 + k));
+    put(tail + co::kTailFc2Bias + o, at(net.fc2_bias, o));
+  }
+  for (int o = 0; o < co::kClasses; ++o) {
+    for (int k = 0; k < co::kFc2; ++k) put(tail + co::kTailFc3 + o * co::kFc2 + k, at(net.fc3_weight, o * co::kFc2 + k));
+    put(tail + co::kTailFc3Bias + o, at(net.fc3_bias, o));
+  }
+}
+
 /// The folded network in the order rows_lenet reads it: conv1, all of conv2, then CTA r's fc1
 /// slice [80 inputs (channel j, pooled column w)][120 outputs] for r = 0..4, then rung 13's tail.
 std::vector<float> pack_rows(const lab04::FoldedLeNet& net) {
@@ -77,16 +93,7 @@ std::vector<float> pack_rows(const lab04::FoldedLeNet& net) {
         for (int o = 0; o < co::kFc1; ++o)
           put(rw::kPFc1 + r * rw::kFc1Slice + (j * co::kPool2 + w) * co::kFc1 + o,
               at(net.fc1_weight, o * kFlat + j * co::kPool2Pixels + r * co::kPool2 + w));
-  const int tail = rw::kPTail;
-  for (int o = 0; o < co::kFc1; ++o) put(tail + co::kTailFc1Bias + o, at(net.fc1_bias, o));
-  for (int o = 0; o < co::kFc2; ++o) {
-    for (int k = 0; k < co::kFc1; ++k) put(tail + co::kTailFc2 + k * co::kFc2 + o, at(net.fc2_weight, o * co::kFc1 + k));
-    put(tail + co::kTailFc2Bias + o, at(net.fc2_bias, o));
-  }
-  for (int o = 0; o < co::kClasses; ++o) {
-    for (int k = 0; k < co::kFc2; ++k) put(tail + co::kTailFc3 + o * co::kFc2 + k, at(net.fc3_weight, o * co::kFc2 + k));
-    put(tail + co::kTailFc3Bias + o, at(net.fc3_bias, o));
-  }
+  pack_tail(net, rw::kPTail, put);
   return packed;
 }
 
@@ -116,16 +123,7 @@ std::vector<float> pack_channels(const lab04::FoldedLeNet& net) {
           put(fc1 + (j * co::kPool2Pixels + i) * co::kFc1 + o, at(net.fc1_weight, o * kFlat + channel * co::kPool2Pixels + i));
     }
   }
-  const int tail = L::kTailAt;
-  for (int o = 0; o < co::kFc1; ++o) put(tail + co::kTailFc1Bias + o, at(net.fc1_bias, o));
-  for (int o = 0; o < co::kFc2; ++o) {
-    for (int k = 0; k < co::kFc1; ++k) put(tail + co::kTailFc2 + k * co::kFc2 + o, at(net.fc2_weight, o * co::kFc1 + k));
-    put(tail + co::kTailFc2Bias + o, at(net.fc2_bias, o));
-  }
-  for (int o = 0; o < co::kClasses; ++o) {
-    for (int k = 0; k < co::kFc2; ++k) put(tail + co::kTailFc3 + o * co::kFc2 + k, at(net.fc3_weight, o * co::kFc2 + k));
-    put(tail + co::kTailFc3Bias + o, at(net.fc3_bias, o));
-  }
+  pack_tail(net, L::kTailAt, put);
   return packed;
 }
 

@@ -67,6 +67,71 @@ constexpr int kSH1 = kSFc1Part + kCluster * co::kFc1;
 constexpr int kSH2 = kSH1 + co::kFc1;
 constexpr int kSmemBytes = (kSH2 + co::round_up4(co::kFc2)) * static_cast<int>(sizeof(float));
 
+/// The end of the chain, in CTA 0 of the cluster once every partial fc1 row is in its shared memory:
+/// fc1's bias + ReLU over the kRows partial rows, fc2 and fc3 + argmax (rung 13's). Every thread
+/// of the CTA calls it (it holds barriers). Both kernels of this file end with it.
+template <int kRows>
+__device__ __forceinline__ void fc_tail(int t, const float* s_tail, const float* s_fc1_part, float* s_h1, float* s_h2,
+                                        float* __restrict__ logits, int* __restrict__ labels, int image) {
+  if (t < co::kFc1) {
+    float sum = s_tail[co::kTailFc1Bias + t];
+#pragma unroll
+    for (int row = 0; row < kRows; ++row) sum += s_fc1_part[row * co::kFc1 + t];
+    s_h1[t] = fmaxf(sum, 0.0f);
+  }
+  __syncthreads();
+
+  // fc2 (rung 13's): 4 lanes per output, 30 inputs each, two shuffles.
+  const int warp = t / 32, lane = t % 32;
+  if (warp < co::kFc2Warps) {
+    const int o = warp * co::kFc2OutputsPerWarp + lane / co::kFc2Slices, slice = lane % co::kFc2Slices;
+    constexpr int kPerSlice = co::kFc1 / co::kFc2Slices;
+    float a0 = 0.0f, a1 = 0.0f;
+    if (o < co::kFc2) {
+      const float* w2 = s_tail + co::kTailFc2 + slice * kPerSlice * co::kFc2 + o;
+      const float* h = s_h1 + slice * kPerSlice;
+#pragma unroll
+      for (int k = 0; k < kPerSlice; k += 2) {
+        a0 = fmaf(h[k], w2[k * co::kFc2], a0);
+        a1 = fmaf(h[k + 1], w2[(k + 1) * co::kFc2], a1);
+      }
+    }
+    float sum = a0 + a1;
+    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+    if (o < co::kFc2 && slice == 0) s_h2[o] = fmaxf(sum + s_tail[co::kTailFc2Bias + o], 0.0f);
+  }
+  __syncthreads();
+
+  // fc3 + argmax in warp 0 (rung 13's butterfly: every lane ends with all ten sums).
+  if (warp == 0) {
+    float z[co::kClasses] = {};
+    for (int k = lane; k < co::kFc2; k += 32) {
+      const float h = s_h2[k];
+#pragma unroll
+      for (int o = 0; o < co::kClasses; ++o) z[o] = fmaf(h, s_tail[co::kTailFc3 + o * co::kFc2 + k], z[o]);
+    }
+#pragma unroll
+    for (int o = 0; o < co::kClasses; ++o) {
+#pragma unroll
+      for (int offset = 16; offset > 0; offset >>= 1) z[o] += __shfl_xor_sync(0xffffffffu, z[o], offset);
+      z[o] += s_tail[co::kTailFc3Bias + o];
+    }
+    float* out = logits + static_cast<std::size_t>(image) * co::kClasses;
+    int best = 0;
+    float best_z = z[0];
+#pragma unroll
+    for (int o = 0; o < co::kClasses; ++o) {
+      if (lane == o) out[o] = z[o];
+      if (z[o] > best_z) {
+        best_z = z[o];
+        best = o;
+      }
+    }
+    if (lane == 0) labels[image] = best;
+  }
+}
+
 __device__ __forceinline__ void copy_async(float* dst, const float* src, int n) {
   for (int i = static_cast<int>(threadIdx.x); i < n / 4; i += kThreads)
     __pipeline_memcpy_async(reinterpret_cast<float4*>(dst) + i, reinterpret_cast<const float4*>(src) + i, sizeof(float4));
@@ -181,63 +246,7 @@ __global__ void __launch_bounds__(kThreads)
   __syncthreads();
   __cluster_barrier_wait();  // acquire: all 5 partial rows are here
 
-  if (t < co::kFc1) {
-    float sum = s_tail[co::kTailFc1Bias + t];
-#pragma unroll
-    for (int row = 0; row < kCluster; ++row) sum += s_fc1_part[row * co::kFc1 + t];
-    s_h1[t] = fmaxf(sum, 0.0f);
-  }
-  __syncthreads();
-
-  // fc2 (rung 13's): 4 lanes per output, 30 inputs each, two shuffles.
-  const int warp = t / 32, lane = t % 32;
-  if (warp < co::kFc2Warps) {
-    const int o = warp * co::kFc2OutputsPerWarp + lane / co::kFc2Slices, slice = lane % co::kFc2Slices;
-    constexpr int kPerSlice = co::kFc1 / co::kFc2Slices;
-    float a0 = 0.0f, a1 = 0.0f;
-    if (o < co::kFc2) {
-      const float* w2 = s_tail + co::kTailFc2 + slice * kPerSlice * co::kFc2 + o;
-      const float* h = s_h1 + slice * kPerSlice;
-#pragma unroll
-      for (int k = 0; k < kPerSlice; k += 2) {
-        a0 = fmaf(h[k], w2[k * co::kFc2], a0);
-        a1 = fmaf(h[k + 1], w2[(k + 1) * co::kFc2], a1);
-      }
-    }
-    float sum = a0 + a1;
-    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-    if (o < co::kFc2 && slice == 0) s_h2[o] = fmaxf(sum + s_tail[co::kTailFc2Bias + o], 0.0f);
-  }
-  __syncthreads();
-
-  // fc3 + argmax in warp 0 (rung 13's butterfly: every lane ends with all ten sums).
-  if (warp == 0) {
-    float z[co::kClasses] = {};
-    for (int k = lane; k < co::kFc2; k += 32) {
-      const float h = s_h2[k];
-#pragma unroll
-      for (int o = 0; o < co::kClasses; ++o) z[o] = fmaf(h, s_tail[co::kTailFc3 + o * co::kFc2 + k], z[o]);
-    }
-#pragma unroll
-    for (int o = 0; o < co::kClasses; ++o) {
-#pragma unroll
-      for (int offset = 16; offset > 0; offset >>= 1) z[o] += __shfl_xor_sync(0xffffffffu, z[o], offset);
-      z[o] += s_tail[co::kTailFc3Bias + o];
-    }
-    float* out = logits + static_cast<std::size_t>(image) * co::kClasses;
-    int best = 0;
-    float best_z = z[0];
-#pragma unroll
-    for (int o = 0; o < co::kClasses; ++o) {
-      if (lane == o) out[o] = z[o];
-      if (z[o] > best_z) {
-        best_z = z[o];
-        best = o;
-      }
-    }
-    if (lane == 0) labels[image] = best;
-  }
+  fc_tail<kCluster>(t, s_tail, s_fc1_part, s_h1, s_h2, logits, labels, image);
 #else
   (void)images, (void)packed, (void)logits, (void)labels;
 #endif
@@ -422,61 +431,7 @@ __global__ void __launch_bounds__(co::kThreads)
   wait_bytes(fc1_bar);  // all 16 partial rows are here
   __cluster_barrier_arrive_relaxed();
 
-  if (t < co::kFc1) {
-    float sum = s_tail[co::kTailFc1Bias + t];
-#pragma unroll
-    for (int row = 0; row < co::kC2; ++row) sum += s_fc1_part[row * co::kFc1 + t];
-    s_h1[t] = fmaxf(sum, 0.0f);
-  }
-  __syncthreads();
-
-  const int warp = t / 32, lane = t % 32;
-  if (warp < co::kFc2Warps) {
-    const int o = warp * co::kFc2OutputsPerWarp + lane / co::kFc2Slices, slice = lane % co::kFc2Slices;
-    constexpr int kPerSlice = co::kFc1 / co::kFc2Slices;
-    float a0 = 0.0f, a1 = 0.0f;
-    if (o < co::kFc2) {
-      const float* w2 = s_tail + co::kTailFc2 + slice * kPerSlice * co::kFc2 + o;
-      const float* h = s_h1 + slice * kPerSlice;
-#pragma unroll
-      for (int k = 0; k < kPerSlice; k += 2) {
-        a0 = fmaf(h[k], w2[k * co::kFc2], a0);
-        a1 = fmaf(h[k + 1], w2[(k + 1) * co::kFc2], a1);
-      }
-    }
-    float sum = a0 + a1;
-    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-    if (o < co::kFc2 && slice == 0) s_h2[o] = fmaxf(sum + s_tail[co::kTailFc2Bias + o], 0.0f);
-  }
-  __syncthreads();
-
-  if (warp == 0) {
-    float z[co::kClasses] = {};
-    for (int k = lane; k < co::kFc2; k += 32) {
-      const float h = s_h2[k];
-#pragma unroll
-      for (int o = 0; o < co::kClasses; ++o) z[o] = fmaf(h, s_tail[co::kTailFc3 + o * co::kFc2 + k], z[o]);
-    }
-#pragma unroll
-    for (int o = 0; o < co::kClasses; ++o) {
-#pragma unroll
-      for (int offset = 16; offset > 0; offset >>= 1) z[o] += __shfl_xor_sync(0xffffffffu, z[o], offset);
-      z[o] += s_tail[co::kTailFc3Bias + o];
-    }
-    float* out = logits + static_cast<std::size_t>(image) * co::kClasses;
-    int best = 0;
-    float best_z = z[0];
-#pragma unroll
-    for (int o = 0; o < co::kClasses; ++o) {
-      if (lane == o) out[o] = z[o];
-      if (z[o] > best_z) {
-        best_z = z[o];
-        best = o;
-      }
-    }
-    if (lane == 0) labels[image] = best;
-  }
+  fc_tail<co::kC2>(t, s_tail, s_fc1_part, s_h1, s_h2, logits, labels, image);
 #else
   (void)images, (void)packed, (void)logits, (void)labels;
 #endif
