@@ -324,22 +324,8 @@ int main(int argc, char** argv) {
   add("empty kernel, 16 x 416, 74 KB smem", timer.time([&] {
         empty_cluster<<<kCluster, kThreads, static_cast<std::size_t>(smem), stream>>>();
       }, kRuns), "no cluster");
-  add("empty 16-CTA cluster", timer.time([&] {
-        cudaLaunchAttribute a{};
-        a.id = cudaLaunchAttributeClusterDimension;
-        a.val.clusterDim.x = kCluster;
-        a.val.clusterDim.y = 1;
-        a.val.clusterDim.z = 1;
-        cudaLaunchConfig_t c{};
-        c.gridDim = dim3(kCluster);
-        c.blockDim = dim3(kThreads);
-        c.dynamicSmemBytes = static_cast<std::size_t>(smem);
-        c.stream = stream;
-        c.attrs = &a;
-        c.numAttrs = 1;
-        FLOORS_CUDA(cudaLaunchKernelEx(&c, empty_cluster));
-      }, kRuns));
-  const auto plain_cluster = [&](auto kernel, float* arg) {
+  // One cluster of kCluster CTAs, launched as the rungs launch theirs (cudaLaunchKernelEx).
+  const auto plain_cluster = [&](auto kernel, auto... args) {
     cudaLaunchAttribute a{};
     a.id = cudaLaunchAttributeClusterDimension;
     a.val.clusterDim.x = kCluster;
@@ -352,8 +338,9 @@ int main(int argc, char** argv) {
     c.stream = stream;
     c.attrs = &a;
     c.numAttrs = 1;
-    FLOORS_CUDA(cudaLaunchKernelEx(&c, kernel, arg));
+    FLOORS_CUDA(cudaLaunchKernelEx(&c, kernel, args...));
   };
+  add("empty 16-CTA cluster", timer.time([&] { plain_cluster(empty_cluster); }, kRuns));
   add("one CTA: cold image in, 1 float out", timer.time([&] { one_cta_image<<<1, kThreads, 0, stream>>>(d_image, d_out); }, kRuns));
   add("16-CTA cluster: phase 0 + 1 store", timer.time([&] { plain_cluster(cluster_phase0, d_out); }, kRuns),
       "every CTA runs, then CTA 0 writes");
