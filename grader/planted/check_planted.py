@@ -262,7 +262,12 @@ def main():
         completed = subprocess.run(command, env=env)
         if completed.returncode not in (0, 1):
             sys.exit(f"the grader failed to run (exit code {completed.returncode})")
-        return json.loads(results_path.read_text())["submissions"]
+        doc = json.loads(results_path.read_text())
+        if "submissions" in doc:
+            return doc["submissions"]
+        # A folder of one submission (e.g. a single build refusal) gets that submission's own report.
+        (only,) = [p.name for p in folder.iterdir() if p.is_dir()]
+        return {only: doc}
 
     # Without a GPU and with only build refusals chosen (--only), the main run would grade nothing.
     results = grade(subs, args.work_dir / "planted_results.json", {}) if involved != set() else {}
