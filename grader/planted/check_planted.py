@@ -27,6 +27,12 @@ Each folder grader/planted/<fault>/ holds fault.json:
              (before the edits, which may then be []): a fault too large for find/replace
     expect_any texts of which at least one must appear (a fault caught either by the tests or,
              when they happen to pass, by the sanitizer gate: a race)
+    other_files {"file in the lab": "file relative to the fault's folder", ...}: more files of the
+             lab replaced whole, untouched by the edits -- a cheat planted on top of another
+             fault's slow file (e.g. lab 08's scalar block under a memo in mobilenet.cu)
+    refused_at_build true: the build itself must refuse the fault (a forbidden symbol such as
+             dlopen). Such a fault of a GPU lab is graded on a machine without a GPU too, in a run
+             of its own with --compile-gpu-labs, where the other GPU faults are left out
   In "replace" texts, {SOURCE_DIR} and {BUILD_DIR} stand for the course tree and the build tree
   (attacks aimed at them), {WORK_DIR} for WORK_DIR and {SUBMISSIONS_DIR} for the folder of
   submissions the fault is graded in.
@@ -78,6 +84,11 @@ def apply_edits(path, edits, fault, places):
 def apply_fault(spec, target, original, fault, places, fault_dir):
     if spec.get("file_text"):
         shutil.copyfile(fault_dir / spec["file_text"], target)
+    for name, source in spec.get("other_files", {}).items():
+        other = target.parent / name
+        if not other.is_file():
+            sys.exit(f"planted fault {fault}: other_files names {name}, which the lab does not have")
+        shutil.copyfile(fault_dir / source, other)
     apply_edits(target, spec["edits"], fault, places)
     if spec.get("prelude"):
         # A shared piece of attack code (grader/planted/_shared/), inserted after the file's last
@@ -160,11 +171,20 @@ def main():
     manifest = json.loads((args.build_dir / "labs" / "manifest.json").read_text())
     gpu_labs = {lab["name"] for lab in manifest["labs"] if lab["device"] == "gpu"}
     gpu_here = has_gpu()
+    # A fault the build must refuse needs no GPU to be caught, only the CUDA toolkit to compile its
+    # lab: without a GPU those are graded apart, with --compile-gpu-labs (see build_refusals below).
+    compiled_here = {lab["name"] for lab in manifest["labs"] if not lab.get("not_built_reason")}
+    build_refusals = {}
     if not gpu_here:
-        left_out = [k for k, v in faults.items() if v["lab"] in gpu_labs]
-        faults = {k: v for k, v in faults.items() if v["lab"] not in gpu_labs}
+        build_refusals = {k: v for k, v in faults.items()
+                          if v["lab"] in gpu_labs and v.get("refused_at_build") and v["lab"] in compiled_here}
+        left_out = [k for k, v in faults.items() if v["lab"] in gpu_labs and k not in build_refusals]
+        faults = {k: v for k, v in faults.items() if v["lab"] not in gpu_labs or k in build_refusals}
         if left_out:
             print(f"no GPU here: the {len(left_out)} faults of GPU labs are left out ({', '.join(left_out)})")
+        if build_refusals:
+            print(f"no GPU here: {len(build_refusals)} faults the build must refuse are compiled anyway "
+                  f"({', '.join(build_refusals)})")
     if len(faults) == 0:
         sys.exit("no planted faults found")
 
@@ -179,6 +199,9 @@ def main():
         involved = {lab for spec in faults.values() for lab in [spec["lab"], *spec.get("also", [])]}
         if not args.only:
             involved |= {lab["name"] for lab in manifest["labs"]} - gpu_labs
+        if not gpu_here:
+            # The build refusals' GPU labs: graded in their own run, never compiled untouched here.
+            involved -= gpu_labs
         untouched_dir = subs / "solutions_untouched"
         for lab in sorted(involved):
             shutil.copytree(solutions / lab, untouched_dir / lab, copy_function=shutil.copy)
@@ -194,9 +217,16 @@ def main():
               "WORK_DIR": str(args.work_dir.resolve())}
     # Faults aimed at one sandbox mode are graded in a run of their own, in a folder of their own.
     mode_dirs = {}
+    refusals_dir = args.work_dir / "planted_build_refusals"
+    if build_refusals:
+        if refusals_dir.exists():
+            shutil.rmtree(refusals_dir)
+        refusals_dir.mkdir(parents=True)
     for name, spec in faults.items():
         folder = subs
-        if spec.get("sandbox"):
+        if name in build_refusals:
+            folder = refusals_dir
+        elif spec.get("sandbox"):
             if spec["sandbox"] not in mode_dirs:
                 folder = mode_dirs[spec["sandbox"]] = args.work_dir / f"planted_{spec['sandbox']}"
                 if folder.exists():
@@ -219,21 +249,34 @@ def main():
         # lab01_infinite_loop waits the limit out, so the margin costs ~15 s.
         args.timeout = "60" if grades_gpu_lab else "30"
 
-    def grade(folder, results_path, extra_env):
+    def grade(folder, results_path, extra_env, labs=None, extra_args=()):
         command = [args.grader, "grade", "--submissions", str(folder), "--source-dir", str(args.source_dir),
                    "--build-dir", str(args.build_dir), "--json", str(results_path), "--timeout", args.timeout,
-                   "--memory-mb", "1024", "--jobs", args.jobs]
-        if involved is not None:
-            command += sorted(involved)  # grade just those labs
+                   "--memory-mb", "1024", "--jobs", args.jobs, *extra_args]
+        labs = labs if labs is not None else involved
+        if labs is not None:
+            command += sorted(labs)  # grade just those labs
         print("running:", " ".join(f"{k}={v}" for k, v in extra_env.items()), " ".join(command), flush=True)
         # A planted compiler bomb costs this long, not the default 300 s.
         env = dict(os.environ, COURSE_BUILD_TIMEOUT_S="30", **extra_env)
         completed = subprocess.run(command, env=env)
         if completed.returncode not in (0, 1):
             sys.exit(f"the grader failed to run (exit code {completed.returncode})")
-        return json.loads(results_path.read_text())["submissions"]
+        doc = json.loads(results_path.read_text())
+        if "submissions" in doc:
+            return doc["submissions"]
+        # A folder of one submission (e.g. a single build refusal) gets that submission's own report.
+        (only,) = [p.name for p in folder.iterdir() if p.is_dir()]
+        return {only: doc}
 
-    results = grade(subs, args.work_dir / "planted_results.json", {})
+    # Without a GPU and with only build refusals chosen (--only), the main run would grade nothing.
+    results = grade(subs, args.work_dir / "planted_results.json", {}) if involved != set() else {}
+    if build_refusals:
+        # No untouched classmate here: its GPU lab would only be compiled (minutes of nvcc) to be
+        # skipped. A refusal that slipped through is skipped too -- not "failed", so it shows.
+        results.update(grade(refusals_dir, args.work_dir / "planted_results_build_refusals.json", {},
+                             labs={lab for spec in build_refusals.values() for lab in [spec["lab"], *spec.get("also", [])]},
+                             extra_args=["--compile-gpu-labs"]))
     for mode, folder in sorted(mode_dirs.items()):
         for key, value in grade(folder, args.work_dir / f"planted_results_{mode}.json", {"COURSE_SANDBOX": mode}).items():
             results[f"solutions_untouched_{mode}" if key == "solutions_untouched" else key] = value
