@@ -30,7 +30,7 @@ namespace {
 
 namespace wg = ladder::wgmma;
 
-/// B[k][n] (k < 16 * ksteps, n < 32) as FP16 in the core-matrix layout of wg::b_offset().
+/// B[k][n] (k < 16 * ksteps, n < 64) as FP16 in the core-matrix layout of wg::b_offset().
 void pack_b(std::vector<std::uint16_t>& out, int byte_base, int ksteps,
             const std::function<float(int k, int n)>& b) {
   for (int k = 0; k < 16 * ksteps; ++k)
@@ -67,18 +67,19 @@ class WgmmaLeNet final : public ladder::Rung {
     if (const std::string why = unsupported_reason(); !why.empty()) throw course::Error("rung 18: " + why);
     ladder::support::DeviceWeights::check_shapes(net);
 
-    // conv1: k = 8r + j (input row y + r, column 4q + j), n = 8dx + c (output column 4q + dx).
-    // conv2: k = 16(3r + jp) + 8 * odd + c (input column 2i + 2jp + odd), n = 16dx + channel.
+    // conv1: k = 8r + j (input row 2py + r, column 4q + j), n = 32dy + 8dx + c (output row
+    // 2py + dy, column 4q + dx). conv2: k = 16(3r + jp) + 8b + c (input row 2py + r, column
+    // 2px + 2jp + b), n = 32dy + 16dx + channel. Weight (r - dy, j - dx) where both lie in 0..4.
     std::vector<std::uint16_t> conv(static_cast<std::size_t>(wg::kB1Bytes + wg::kB2Bytes) / 2, 0);
-    pack_b(conv, 0, wg::kConv1KSteps, [&net](int k, int n) {
-      const int r = k / 8, s = k % 8 - n / 8, c = n % 8;
-      return (r < ln::kKernel && c < ln::kConv1Out && s >= 0 && s < ln::kKernel) ? net.conv1_weight.at(c, 0, r, s)
-                                                                                : 0.0f;
+    const auto tap = [](int i) { return i >= 0 && i < ln::kKernel; };
+    pack_b(conv, 0, wg::kConv1KSteps, [&net, &tap](int k, int n) {
+      const int r = k / 8 - n / 32, s = k % 8 - (n / 8) % 4, c = n % 8;
+      return (c < ln::kConv1Out && tap(r) && tap(s)) ? net.conv1_weight.at(c, 0, r, s) : 0.0f;
     });
-    pack_b(conv, wg::kB1Bytes, wg::kConv2KSteps, [&net](int k, int n) {
-      const int step = k / 16, r = step / 3, j = 2 * (step % 3) + (k % 16) / 8, c = k % 8;
-      const int s = j - n / 16, o = n % 16;
-      return (c < ln::kConv1Out && s >= 0 && s < ln::kKernel) ? net.conv2_weight.at(o, c, r, s) : 0.0f;
+    pack_b(conv, wg::kB1Bytes, wg::kConv2KSteps, [&net, &tap](int k, int n) {
+      const int step = k / 16, c = k % 8, j = 2 * (step % 3) + (k % 16) / 8;
+      const int r = step / 3 - n / 32, s = j - (n / 16) % 2, o = n % 16;
+      return (c < ln::kConv1Out && tap(r) && tap(s)) ? net.conv2_weight.at(o, c, r, s) : 0.0f;
     });
     conv_ = course::DeviceBuffer<uint4>(conv.size() * 2 / sizeof(uint4));
     CUDA_CHECK(cudaMemcpy(conv_.get(), conv.data(), conv.size() * 2, cudaMemcpyHostToDevice));

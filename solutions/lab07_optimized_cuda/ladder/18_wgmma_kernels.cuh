@@ -13,21 +13,23 @@
 // GEMM rows are consecutive 16-byte entries of the activation tile, and the shift from one tap
 // to the next is only a different start address or K stride. No im2col copy is made.
 //
-// conv1 (1 -> 6 channels, 5x5, pad 2) as [256 x 48] x [48 x 32] per image:
-//   x1[y][q] (16 bytes) = padded image row y, columns 4q .. 4q+7 (FP16); GEMM row m = 8y + q.
-//   K = (r, j): input row y + r, column 4q + j (j = 0..7, r = 0..5, r = 5 zero weights).
-//   N = (dx, c): the output at column 4q + dx (dx = 0..3), channel c (8, 6 used).
-//   B[(r, j)][(dx, c)] = w1[c][r][j - dx] where 0 <= j - dx <= 4: a Toeplitz matrix, so one
-//   16-byte row of input serves four output columns. K step s takes rows r = 2s, 2s+1: start =
-//   x1 + (8 * mtile + 2s) rows, K stride = SBO = one y row (128 bytes).
-//   Four 64-row m-tiles (y 0..31, 28 used). In the accumulators, warp w holds y = 8 mt + 2w and
-//   y + 1 for q = g: with dx in N, the whole 2x2 pooling window is in one lane's registers.
-// conv2 (6 -> 16, 5x5) as [128 x 240] x [240 x 32] per image:
-//   pool1 is stored as two planes of 16-byte pixels (8 channels, 6 used): E[y][i] = pool1[y][2i],
-//   O[y][i] = pool1[y][2i + 1], 7 per row. GEMM row m = 7y + i is output (y, x = 2i + dx).
-//   K step (r, jp) = columns j = 2jp (E) and 2jp + 1 (O) of input row y + r: start = E + (7r +
-//   jp) entries, K stride = O - E. N = (dx = 0..1, 16 channels), B again Toeplitz in (j, dx).
-//   Horizontal pooling is in-lane (dx); vertical (rows 7 apart) goes through shared memory.
+// Both convolutions put the whole 2x2 pooling window into N, (dy, dx, channel), so that one
+// lane holds the four outputs it pools, and every GEMM is m64n64k16:
+// conv1 (1 -> 6 channels, 5x5, pad 2) as [128 x 48] x [48 x 64] per image:
+//   x1[y][q] (16 bytes) = padded image row y, columns 4q .. 4q+7 (FP16); GEMM row m = 8py + q.
+//   K = (r, j): input row 2py + r, column 4q + j (r = 0..5, j = 0..7).
+//   N = (dy, dx, c): the output at row 2py + dy, column 4q + dx (dx = 0..3), channel c (8, 6 used).
+//   B[(r, j)][(dy, dx, c)] = w1[c][r - dy][j - dx] where both lie in 0..4: a Toeplitz matrix, so
+//   one 16-byte row of input serves eight outputs. K step s takes r = 2s, 2s+1: start = x1 +
+//   (16 mtile + 2s) rows, K stride = one y row (128 bytes), row stride = two y rows (256 bytes).
+//   Two 64-row m-tiles (py 0..15, 14 used).
+// conv2 (6 -> 16, 5x5) as [64 x 288] x [288 x 64] per image:
+//   pool1 is stored as four planes by row and column parity, 16-byte pixels (8 channels, 6
+//   used): P[a][b][u][v] = pool1[2u + a][2v + b], 7 per row. GEMM row m = 7py + px is the pooled
+//   output (py, px); K step (r, jp) = input row 2py + r, columns 2px + 2jp (plane b = 0) and
+//   2px + 2jp + 1 (b = 1): start = P[r % 2][0] + (7 (r / 2) + jp) entries, K stride = one plane.
+//   N = (dy, dx, 16 channels), B again Toeplitz. One m-tile: 35 of 64 rows used.
+// Pooling, bias and ReLU are the epilogue in registers: max over the four (dy, dx) chunks.
 // fc1-fc3 are rung 12's mma.sync code, unchanged (12_tensor_cores_kernels.cuh).
 #pragma once
 
@@ -46,96 +48,117 @@ constexpr int kGroups = 2;  ///< warpgroups per block; each runs the convolution
 constexpr int kThreads = 128 * kGroups;
 static_assert(kThreads == tc::kThreads, "the fully connected layers are rung 12's, written for 8 warps");
 
-constexpr int kN = 32;  ///< both convolutions are m64n32k16 GEMMs
+constexpr int kN = 64;  ///< both convolutions are m64n64k16 GEMMs
 constexpr int kBRowBytes = 16, kCoreBytes = 128;
 constexpr int kBKStride = (kN / 8) * kCoreBytes;  ///< B: the N core matrices of one K block side by side
 
 constexpr int kX1Quads = 8, kX1Rows = 40;  ///< 32 padded rows + the rows the padding tiles read
-constexpr int kConv1KSteps = 3, kConv1MTiles = 4;
-constexpr int kPlanePitch = 7, kPlaneEntries = 160;  ///< 14 rows x 7 used; m-tile 2 reads up to 157
-constexpr int kConv2KSteps = 15, kConv2MTiles = 2;
-constexpr int kConv2Rows = 70;  ///< GEMM rows 7y + i that hold outputs (y <= 9)
+constexpr int kConv1KSteps = 3, kConv1MTiles = 2;
+constexpr int kPlanePitch = 7, kPlaneEntries = 80;  ///< 7 x 7 used; row 63 reads up to entry 79
+constexpr int kPlaneBytes = kPlaneEntries * 16;
+constexpr int kConv2KSteps = 18;
+constexpr int kPool2Pixels = 25;
 
-constexpr int kB1Bytes = kConv1KSteps * 2 * kBKStride;  // 3,072
-constexpr int kB2Bytes = kConv2KSteps * 2 * kBKStride;  // 15,360
+constexpr int kB1Bytes = kConv1KSteps * 2 * kBKStride;  // 6,144
+constexpr int kB2Bytes = kConv2KSteps * 2 * kBKStride;  // 36,864
 constexpr int kImageBytes = tc::kImagePixels * 4;       // 3,136: a multiple of 16, as bulk copies need
 
 /// Byte offset of B element (k, n) in the packed conv weights (host side, 18_wgmma.cu).
 constexpr int b_offset(int k, int n) { return (k / 8) * kBKStride + (n / 8) * kCoreBytes + (n % 8) * kBRowBytes + (k % 8) * 2; }
 
 struct GroupTiles {
-  float raw[2][tc::kImagePixels];      ///< two images in flight (the copy engine writes them)
-  uint4 x1[kX1Rows * kX1Quads];        ///< conv1's A
-  uint4 planes[2 * kPlaneEntries];     ///< conv2's A: E then O
-  float row_max[kConv2Rows * 16];      ///< conv2 output after the horizontal max, for the vertical one
+  float raw[2][tc::kImagePixels];  ///< two images in flight (the copy engine writes them)
+  uint4 x1[kX1Rows * kX1Quads];    ///< conv1's A
+  uint4 planes[4 * kPlaneEntries]; ///< conv2's A: P[0][0], P[0][1], P[1][0], P[1][1]
 };
 
 struct Tiles {
   uint4 b[(kB1Bytes + kB2Bytes) / 16];  ///< conv1's then conv2's B, loaded once per block
   GroupTiles group[kGroups];
-  std::uint32_t pool2[tc::kChunk * tc::kPool2Stride];  ///< from here on: rung 12's fc tiles
-  std::uint32_t fc1_out[tc::kChunk * tc::kFc1OutStride];
-  std::uint32_t fc2_out[tc::kChunk * tc::kFc2OutStride];
-  float logits[tc::kChunk * tc::kClasses];
+  // From here on rung 12's fc tiles; fc2_out reuses pool2 (dead once fc1 is done) and the logits
+  // fc1_out (dead once fc2 is done), so that two blocks still fit on an SM.
+  union {
+    std::uint32_t pool2[tc::kChunk * tc::kPool2Stride];
+    std::uint32_t fc2_out[tc::kChunk * tc::kFc2OutStride];
+  };
+  union {
+    std::uint32_t fc1_out[tc::kChunk * tc::kFc1OutStride];
+    float logits[tc::kChunk * tc::kClasses];
+  };
   std::uint64_t bars[1 + 2 * kGroups];  ///< weights; then per group, one per image buffer
 };
 
-/// conv1 + bias + ReLU + pool for the image in g.x1 -> g.planes.
+/// conv1 + bias + ReLU + pool for the image in gt.x1 -> gt.planes.
 __device__ __forceinline__ void conv1_relu_pool(GroupTiles& gt, std::uint32_t b1, float bias_lo, float bias_hi,
                                                 int warp, int g, int t) {
   const std::uint32_t x1 = smem_address(gt.x1);
   std::uint32_t* planes = reinterpret_cast<std::uint32_t*>(gt.planes);
 #pragma unroll 1
   for (int mt = 0; mt < kConv1MTiles; ++mt) {
-    float d[16] = {};
+    float d[32] = {};
     wgmma_fence();
 #pragma unroll
     for (int s = 0; s < kConv1KSteps; ++s)
-      mma_64x32x16(d, descriptor(x1 + (8 * mt + 2 * s) * kCoreBytes, kCoreBytes, kCoreBytes),
+      mma_64x64x16(d, descriptor(x1 + (16 * mt + 2 * s) * kCoreBytes, kCoreBytes, 2 * kCoreBytes),
                    descriptor(b1 + 2 * s * kBKStride, kBKStride, kCoreBytes), s > 0);
     wgmma_commit();
     wgmma_wait<0>();
     fence_registers(d);
-    const int py = 4 * mt + warp;  // rows y = 2py, 2py + 1
-    if (py >= tc::kPool1Side) continue;
+    // Row g + 8 * half of warp w is pooled row py = 8 mt + 2w + half, pooled columns 2g and 2g + 1
+    // (h), each the max of chunks (dy, dx) = (0 or 1, 2h or 2h + 1), chunk index 4dy + dx.
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {  // pooled column 2g + h from output columns 4g + 2h, +1
-      const float lo = fmaxf(fmaxf(d[8 * h], d[8 * h + 2]), fmaxf(d[8 * h + 4], d[8 * h + 6]));
-      const float hi = fmaxf(fmaxf(d[8 * h + 1], d[8 * h + 3]), fmaxf(d[8 * h + 5], d[8 * h + 7]));
-      if (2 * g + h < tc::kPool1Side)  // column 2g + h is even (h = 0) -> plane E, odd -> O
-        planes[(h * kPlaneEntries + py * kPlanePitch + g) * 4 + t] =
-            tc::pack_half2(tc::relu(lo + bias_lo), tc::relu(hi + bias_hi));
+    for (int half = 0; half < 2; ++half) {
+      const int py = 8 * mt + 2 * warp + half;
+      if (py >= tc::kPool1Side || g >= kPlanePitch) continue;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        float v[2];
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int at = 2 * half + e;
+          v[e] = fmaxf(fmaxf(d[4 * (2 * h) + at], d[4 * (2 * h + 1) + at]),
+                       fmaxf(d[4 * (4 + 2 * h) + at], d[4 * (5 + 2 * h) + at]));
+        }
+        // pool1 pixel (py, 2g + h) -> plane (py % 2, h), entry (py / 2) * 7 + g, word t.
+        planes[(((py % 2) * 2 + h) * kPlaneEntries + (py / 2) * kPlanePitch + g) * 4 + t] =
+            tc::pack_half2(tc::relu(v[0] + bias_lo), tc::relu(v[1] + bias_hi));
+      }
     }
   }
 }
 
-/// conv2 for the planes -> horizontal max per row into gt.row_max (bias and ReLU come after the
-/// vertical max).
-__device__ __forceinline__ void conv2_row_max(GroupTiles& gt, std::uint32_t b2, int warp, int g, int t) {
-  const std::uint32_t e = smem_address(gt.planes);
-#pragma unroll 1
-  for (int mt = 0; mt < kConv2MTiles; ++mt) {
-    float d[16] = {};
-    wgmma_fence();
+/// conv2 + bias + ReLU + pool for gt.planes -> one image's row of pool2 (rung 12's layout:
+/// word 8p + channel / 2 for pooled pixel p).
+__device__ __forceinline__ void conv2_relu_pool(GroupTiles& gt, std::uint32_t b2, const float (&bias)[4],
+                                                std::uint32_t* pool2_row, int warp, int g, int t) {
+  const std::uint32_t planes = smem_address(gt.planes);
+  float d[32] = {};
+  wgmma_fence();
 #pragma unroll
-    for (int s = 0; s < kConv2KSteps; ++s) {
-      const int r = s / 3, jp = s % 3;
-      mma_64x32x16(d, descriptor(e + (64 * mt + kPlanePitch * r + jp) * 16, kPlaneEntries * 16, kCoreBytes),
-                   descriptor(b2 + 2 * s * kBKStride, kBKStride, kCoreBytes), s > 0);
-    }
-    wgmma_commit();
-    wgmma_wait<0>();
-    fence_registers(d);
+  for (int s = 0; s < kConv2KSteps; ++s) {
+    const int r = s / 3, jp = s % 3;
+    mma_64x64x16(d,
+                 descriptor(planes + (r % 2) * 2 * kPlaneBytes + (kPlanePitch * (r / 2) + jp) * 16, kPlaneBytes,
+                            kCoreBytes),
+                 descriptor(b2 + 2 * s * kBKStride, kBKStride, kCoreBytes), s > 0);
+  }
+  wgmma_commit();
+  wgmma_wait<0>();
+  fence_registers(d);
 #pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const int m = 64 * mt + 16 * warp + g + 8 * half;
-      if (m >= kConv2Rows) continue;
+  for (int half = 0; half < 2; ++half) {
+    const int m = 16 * warp + g + 8 * half, py = m / kPlanePitch, px = m % kPlanePitch;
+    if (py >= 5 || px >= 5) continue;
 #pragma unroll
-      for (int cb = 0; cb < 2; ++cb) {  // channel 8cb + 2t (+1); chunk 2dx + cb
-        const float lo = fmaxf(d[4 * cb + 2 * half], d[4 * (2 + cb) + 2 * half]);
-        const float hi = fmaxf(d[4 * cb + 2 * half + 1], d[4 * (2 + cb) + 2 * half + 1]);
-        *reinterpret_cast<float2*>(&gt.row_max[m * 16 + 8 * cb + 2 * t]) = make_float2(lo, hi);
+    for (int cb = 0; cb < 2; ++cb) {  // channels 8cb + 2t, +1; chunk 4dy + 2dx + cb
+      float v[2];
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int at = 2 * half + e;
+        v[e] = fmaxf(fmaxf(d[4 * cb + at], d[4 * (2 + cb) + at]), fmaxf(d[4 * (4 + cb) + at], d[4 * (6 + cb) + at]));
       }
+      pool2_row[8 * (5 * py + px) + 4 * cb + t] =
+          tc::pack_half2(tc::relu(v[0] + bias[2 * cb]), tc::relu(v[1] + bias[2 * cb + 1]));
     }
   }
 }
@@ -181,6 +204,8 @@ __global__ void __launch_bounds__(kThreads, 2)
   tc::prefetch_to_l2(fc.fc2, tc::fragment_bytes<tc::kFc2KSteps, tc::kFc2NTiles>());
   tc::prefetch_to_l2(fc.fc3, tc::fragment_bytes<tc::kFc3KSteps, tc::kFc3NTiles>());
   const float conv1_bias_lo = fc.conv1_bias[2 * t], conv1_bias_hi = fc.conv1_bias[2 * t + 1];
+  const float conv2_bias[4] = {fc.conv2_bias[2 * t], fc.conv2_bias[2 * t + 1], fc.conv2_bias[8 + 2 * t],
+                               fc.conv2_bias[9 + 2 * t]};
   const std::uint32_t b1 = smem_address(tiles.b), b2 = b1 + kB1Bytes;
   barrier_wait(weights_bar, 0);
 
@@ -213,18 +238,8 @@ __global__ void __launch_bounds__(kThreads, 2)
       conv1_relu_pool(mine, b1, conv1_bias_lo, conv1_bias_hi, warp, g, t);
       fence_proxy_async();
       group_sync(group);  // planes complete (and conv1's wgmma are done with x1)
-      conv2_row_max(mine, b2, warp, g, t);
-      group_sync(group);  // row_max complete
-      std::uint32_t* pool2_row = tiles.pool2 + i * tc::kPool2Stride;
-      for (int job = in_group; job < 25 * 8; job += 128) {
-        const int p = job / 8, pair = job % 8, py = p / 5, px = p % 5;
-        const float* top = mine.row_max + (2 * py * kPlanePitch + px) * 16 + 2 * pair;
-        const float* bottom = top + kPlanePitch * 16;
-        const float lo = fmaxf(top[0], bottom[0]) + __ldg(fc.conv2_bias + 2 * pair);
-        const float hi = fmaxf(top[1], bottom[1]) + __ldg(fc.conv2_bias + 2 * pair + 1);
-        pool2_row[8 * p + pair] = tc::pack_half2(tc::relu(lo), tc::relu(hi));
-      }
-      // The next image's first write to row_max comes after two more group barriers.
+      conv2_relu_pool(mine, b2, conv2_bias, tiles.pool2 + i * tc::kPool2Stride, warp, g, t);
+      // The next image's conv1 rewrites the planes only after the next group barrier.
     }
     __syncthreads();  // pool2 complete
 

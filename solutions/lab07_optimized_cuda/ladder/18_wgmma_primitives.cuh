@@ -83,20 +83,24 @@ __device__ __forceinline__ void fence_registers(float (&d)[N]) {
   for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
-/// D[64 x 32] (+)= A[64 x 16] * B[16 x 32], FP16 in, FP32 accumulate, both operands K-major in
-/// shared memory. accumulate = false overwrites D. Each thread holds 16 accumulators: warp w of
-/// the warpgroup, lane (g = lane / 4, t = lane % 4), columns chunk j = 0..3:
+/// D[64 x 64] (+)= A[64 x 16] * B[16 x 64], FP16 in, FP32 accumulate, both operands K-major in
+/// shared memory. accumulate = false overwrites D. Each thread holds 32 accumulators: warp w of
+/// the warpgroup, lane (g = lane / 4, t = lane % 4), column chunk j = 0..7:
 ///   d[4j + 0], d[4j + 1] = D[16w + g][8j + 2t, 8j + 2t + 1]
 ///   d[4j + 2], d[4j + 3] = D[16w + g + 8][8j + 2t, 8j + 2t + 1]
 /// (per warp, the m16n8 accumulator layout of mma.sync, repeated along N).
-__device__ __forceinline__ void mma_64x32x16(float (&d)[16], std::uint64_t a, std::uint64_t b, bool accumulate) {
+__device__ __forceinline__ void mma_64x64x16(float (&d)[32], std::uint64_t a, std::uint64_t b, bool accumulate) {
 #if COURSE_WGMMA_DEVICE
   asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1, 0, 0;\n}\n"
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+      "%32, %33, p, 1, 1, 0, 0;\n}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
       : "l"(a), "l"(b), "r"(static_cast<int>(accumulate)));
 #else
   (void)d, (void)a, (void)b, (void)accumulate;

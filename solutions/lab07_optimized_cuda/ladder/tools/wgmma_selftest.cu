@@ -5,12 +5,12 @@
 // descriptor()): element (row, k) of a k16 step of a no-swizzle K-major operand lies at
 //   start + (k / 8) * k_stride + (row / 8) * row_stride + (row % 8) * 16 + (k % 8) * 2.
 // Each case below fills shared memory with small random integers (FP16 and FP32 products and sums
-// of those are exact), runs a chain of m64n32k16 wgmma with that case's start addresses and
+// of those are exact), runs a chain of m64n64k16 wgmma with that case's start addresses and
 // strides, and compares every accumulator with the CPU's sum over the same formula:
 //   1. a plain dense operand (4 k-steps, core matrices packed along M, then along K)
-//   2. conv1's operand: K stride == row stride == 128 bytes (the K and M core matrices overlap)
-//   3. conv2's operand: 15 k-steps, start shifted by one 16-byte entry per tap, K stride = the
-//      distance between the even- and odd-column planes
+//   2. conv1's operand: K stride 128 bytes, row stride 256 (the K and M core matrices overlap)
+//   3. conv2's operand: 18 k-steps, start shifted by one 16-byte entry per tap and by planes
+//      for odd input rows, K stride = the distance between the even- and odd-column planes
 // Each case also runs with the two stride fields swapped; if only that one matches, the fields are
 // the other way round from what descriptor() assumes, and the message says so.
 // Last, the rung's kernel on this GPU: registers, local memory (spills), shared memory.
@@ -41,7 +41,7 @@ namespace wg = ladder::wgmma;
     }                                                                                                          \
   } while (0)
 
-constexpr int kMaxSteps = 16;
+constexpr int kMaxSteps = 20;
 
 struct Case {
   const char* name;
@@ -52,7 +52,7 @@ struct Case {
 };
 
 /// One warpgroup: A and B into shared memory by ordinary stores, then the chain of wgmma, then the
-/// accumulators out as D[64][32] by the register layout of mma_64x32x16.
+/// accumulators out as D[64][32] by the register layout of mma_64x64x16.
 __global__ void product(const uint4* a, int a_words, const uint4* b, int b_words, Case c, bool swap, float* out) {
   extern __shared__ uint4 s[];
   for (int i = static_cast<int>(threadIdx.x); i < a_words; i += 128) s[i] = a[i];
@@ -60,10 +60,10 @@ __global__ void product(const uint4* a, int a_words, const uint4* b, int b_words
   wg::fence_proxy_async();
   __syncthreads();
   const std::uint32_t base_a = wg::smem_address(s), base_b = wg::smem_address(s + a_words);
-  float d[16] = {};
+  float d[32] = {};
   wg::wgmma_fence();
   for (int step = 0; step < c.steps; ++step)
-    wg::mma_64x32x16(d, wg::descriptor(base_a + c.a_start[step], c.a_k_stride, c.a_row_stride, swap),
+    wg::mma_64x64x16(d, wg::descriptor(base_a + c.a_start[step], c.a_k_stride, c.a_row_stride, swap),
                      wg::descriptor(base_b + 2 * step * wg::kBKStride, wg::kBKStride, wg::kCoreBytes, swap),
                      step > 0);
   wg::wgmma_commit();
@@ -71,7 +71,7 @@ __global__ void product(const uint4* a, int a_words, const uint4* b, int b_words
   wg::fence_registers(d);
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const int g = lane / 4, t = lane % 4;
-  for (int j = 0; j < 4; ++j)
+  for (int j = 0; j < 8; ++j)
     for (int e = 0; e < 4; ++e) {
       const int row = 16 * warp + g + 8 * (e / 2), col = 8 * j + 2 * t + e % 2;
       out[row * wg::kN + col] = d[4 * j + e];
@@ -111,7 +111,8 @@ double run_case(const Case& c, bool swap, std::mt19937& rng) {
   SELFTEST_CUDA(cudaMalloc(&d_out, want.size() * sizeof(float)));
   SELFTEST_CUDA(cudaMemcpy(d_a, a.data(), static_cast<std::size_t>(c.a_bytes), cudaMemcpyHostToDevice));
   SELFTEST_CUDA(cudaMemcpy(d_b, b.data(), static_cast<std::size_t>(b_bytes), cudaMemcpyHostToDevice));
-  const int shared = c.a_bytes + b_bytes;
+  // Room past the operands: with the strides swapped a descriptor reaches beyond them.
+  const int shared = c.a_bytes + b_bytes + 96 * 1024;
   SELFTEST_CUDA(cudaFuncSetAttribute(product, cudaFuncAttributeMaxDynamicSharedMemorySize, shared));
   product<<<1, 128, static_cast<std::size_t>(shared)>>>(d_a, c.a_bytes / 16, d_b, b_bytes / 16, c, swap, d_out);
   SELFTEST_CUDA(cudaGetLastError());
@@ -165,13 +166,14 @@ int main() {
   Case dense{"dense 64x64 (4 k-steps)", 4, 4 * 2 * 1024, {}, 1024, wg::kCoreBytes};
   for (int s = 0; s < dense.steps; ++s) dense.a_start[s] = s * 2 * 1024;
   cases.push_back(dense);
-  Case conv1{"conv1 operand (m-tile 3, K stride = row stride)", wg::kConv1KSteps, wg::kX1Rows * wg::kX1Quads * 16,
-             {}, wg::kCoreBytes, wg::kCoreBytes};
-  for (int s = 0; s < conv1.steps; ++s) conv1.a_start[s] = (8 * 3 + 2 * s) * wg::kCoreBytes;
+  Case conv1{"conv1 operand (m-tile 1, K stride 128, row stride 256)", wg::kConv1KSteps,
+             wg::kX1Rows * wg::kX1Quads * 16, {}, wg::kCoreBytes, 2 * wg::kCoreBytes};
+  for (int s = 0; s < conv1.steps; ++s) conv1.a_start[s] = (16 + 2 * s) * wg::kCoreBytes;
   cases.push_back(conv1);
-  Case conv2{"conv2 operand (m-tile 1, E/O planes)", wg::kConv2KSteps, 2 * wg::kPlaneEntries * 16, {},
-             wg::kPlaneEntries * 16, wg::kCoreBytes};
-  for (int s = 0; s < conv2.steps; ++s) conv2.a_start[s] = (64 + wg::kPlanePitch * (s / 3) + s % 3) * 16;
+  Case conv2{"conv2 operand (four parity planes)", wg::kConv2KSteps, 4 * wg::kPlaneBytes, {}, wg::kPlaneBytes,
+             wg::kCoreBytes};
+  for (int s = 0; s < conv2.steps; ++s)
+    conv2.a_start[s] = ((s / 3) % 2) * 2 * wg::kPlaneBytes + (wg::kPlanePitch * (s / 6) + s % 3) * 16;
   cases.push_back(conv2);
 
   std::mt19937 rng(18);
