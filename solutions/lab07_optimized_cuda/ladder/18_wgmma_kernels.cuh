@@ -75,16 +75,17 @@ struct GroupTiles {
 struct Tiles {
   uint4 b[(kB1Bytes + kB2Bytes) / 16];  ///< conv1's then conv2's B, loaded once per block
   GroupTiles group[kGroups];
-  // From here on rung 12's fc tiles; fc2_out reuses pool2 (dead once fc1 is done) and the logits
-  // fc1_out (dead once fc2 is done), so that two blocks still fit on an SM.
+  // From here on rung 12's fc tiles. fc2_out and the logits reuse pool2's space, dead once fc1 is
+  // done, so that two blocks still fit on an SM. (Not fc1_out's: fc2 reads its zero padding
+  // columns, and a float's bits read as FP16 can be infinite, and 0 * inf is NaN.)
   union {
     std::uint32_t pool2[tc::kChunk * tc::kPool2Stride];
-    std::uint32_t fc2_out[tc::kChunk * tc::kFc2OutStride];
+    struct {
+      std::uint32_t fc2_out[tc::kChunk * tc::kFc2OutStride];
+      float logits[tc::kChunk * tc::kClasses];
+    } late;
   };
-  union {
-    std::uint32_t fc1_out[tc::kChunk * tc::kFc1OutStride];
-    float logits[tc::kChunk * tc::kClasses];
-  };
+  std::uint32_t fc1_out[tc::kChunk * tc::kFc1OutStride];
   std::uint64_t bars[1 + 2 * kGroups];  ///< weights; then per group, one per image buffer
 };
 
@@ -216,17 +217,16 @@ __global__ void __launch_bounds__(kThreads, 2)
       const int buf = k & 1;
       barrier_wait(&image_bar[buf], (k >> 1) & 1);
       // conv1's A: padded row y = image row y - 2, 16 bytes = padded columns 4q .. 4q+7.
+      // Three loads per entry (float2, float4, float2: columns 4q-2 .. 4q+5) rather than eight
+      // scalar ones: the shared-memory pipe is this kernel's limiter.
       for (int e = in_group; e < tc::kImageSide * kX1Quads; e += 128) {
         const int row = e / kX1Quads, q = e % kX1Quads;
-        const float* src = mine.raw[buf] + row * tc::kImageSide;
-        float v[8];
-#pragma unroll
-        for (int j = 0; j < 8; ++j) {
-          const int col = 4 * q + j - 2;
-          v[j] = (col >= 0 && col < tc::kImageSide) ? src[col] : 0.0f;
-        }
-        mine.x1[(row + 2) * kX1Quads + q] = make_uint4(tc::pack_half2(v[0], v[1]), tc::pack_half2(v[2], v[3]),
-                                                       tc::pack_half2(v[4], v[5]), tc::pack_half2(v[6], v[7]));
+        const float* src = mine.raw[buf] + row * tc::kImageSide + 4 * q;
+        const float2 left = q > 0 ? *reinterpret_cast<const float2*>(src - 2) : make_float2(0.0f, 0.0f);
+        const float4 mid = q < 7 ? *reinterpret_cast<const float4*>(src) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        const float2 right = q < 6 ? *reinterpret_cast<const float2*>(src + 4) : make_float2(0.0f, 0.0f);
+        mine.x1[(row + 2) * kX1Quads + q] = make_uint4(tc::pack_half2(left.x, left.y), tc::pack_half2(mid.x, mid.y),
+                                                       tc::pack_half2(mid.z, mid.w), tc::pack_half2(right.x, right.y));
       }
       fence_proxy_async();
       group_sync(group);  // x1 complete; raw[buf] read by everyone
@@ -254,27 +254,28 @@ __global__ void __launch_bounds__(kThreads, 2)
     tc::fully_connected<tc::kFc2KSteps, tc::kFc2NTiles>(
         tiles.fc1_out, tc::kFc1OutStride, fc.fc2, fc.fc2_bias, mtiles, fwarp, g, t, lane,
         [&](int row, int col, float lo, float hi) {
-          tiles.fc2_out[row * tc::kFc2OutStride + col / 2] = tc::pack_half2(tc::relu(lo), tc::relu(hi));
+          tiles.late.fc2_out[row * tc::kFc2OutStride + col / 2] = tc::pack_half2(tc::relu(lo), tc::relu(hi));
         });
     __syncthreads();
     tc::fully_connected<tc::kFc3KSteps, tc::kFc3NTiles>(
-        tiles.fc2_out, tc::kFc2OutStride, fc.fc3, fc.fc3_bias, mtiles, fwarp, g, t, lane,
+        tiles.late.fc2_out, tc::kFc2OutStride, fc.fc3, fc.fc3_bias, mtiles, fwarp, g, t, lane,
         [&](int row, int col, float lo, float hi) {
           if (col < tc::kClasses) {
-            tiles.logits[row * tc::kClasses + col] = lo;
-            tiles.logits[row * tc::kClasses + col + 1] = hi;
+            tiles.late.logits[row * tc::kClasses + col] = lo;
+            tiles.late.logits[row * tc::kClasses + col + 1] = hi;
           }
         });
     __syncthreads();
     for (int i = tid; i < count * tc::kClasses; i += kThreads)
-      logits[static_cast<std::size_t>(chunk) * tc::kClasses + i] = tiles.logits[i];
+      logits[static_cast<std::size_t>(chunk) * tc::kClasses + i] = tiles.late.logits[i];
     if (tid < count) {
-      const float* row = tiles.logits + tid * tc::kClasses;
+      const float* row = tiles.late.logits + tid * tc::kClasses;
       int best = 0;
       for (int c = 1; c < tc::kClasses; ++c)
         if (row[c] > row[best]) best = c;
       labels[chunk + tid] = best;
     }
+    __syncthreads();  // the logits live in pool2's space, which the next chunk's convolutions rewrite
   }
 #else
   (void)images, (void)n, (void)per_block, (void)conv_b, (void)fc, (void)logits, (void)labels;
