@@ -60,7 +60,6 @@ constexpr int kConv1KSteps = 3, kConv1MTiles = 2;
 constexpr int kPlanePitch = 7, kPlaneEntries = 80;  ///< 7 x 7 used; row 63 reads up to entry 79
 constexpr int kPlaneBytes = kPlaneEntries * 16;
 constexpr int kConv2KSteps = 18;
-constexpr int kPool2Pixels = 25;
 
 constexpr int kB1Bytes = kConv1KSteps * 2 * kBKStride;  // 6,144
 constexpr int kB2Bytes = kConv2KSteps * 2 * kBKStride;  // 36,864
