@@ -12,7 +12,11 @@
 #                                              this lab builds on, e.g. lab04 uses lab02, lab03
 #     [LIBRARIES <target>...]                  extra libraries (CUDNN::cudnn, CUDA::cublas, ...)
 #     [SANITIZE_TESTS <doctest filter>]        GPU labs: the test cases the grader runs again under
-#     [SANITIZE_TOOLS memcheck racecheck ...]) compute-sanitizer (default tool: memcheck)
+#     [SANITIZE_TOOLS memcheck racecheck ...]  compute-sanitizer (default tool: memcheck)
+#     [TIMED_TESTS <doctest filter>])          GPU labs: the test cases that time the GPU (default
+#                                              "speed:*"). The grader runs them one lab at a time
+#                                              with nothing else running, and the lab's other
+#                                              cases in parallel with other labs' (grader/README.md)
 #
 # Trust boundary: the student's code never runs in the test program. For every variant in
 # COURSE_VARIANTS ("name=/path/to/folder", by default exercises= and solutions=) it creates
@@ -53,12 +57,15 @@ if(NOT TARGET course_worker_main_obj)
 endif()
 
 function(course_add_lab lab)
-  cmake_parse_arguments(ARG "" "DEVICE;SANITIZE_TESTS" "STUDENT_SOURCES;TESTS;PROXY_SOURCES;WORKER_SOURCES;USES;LIBRARIES;SANITIZE_TOOLS" ${ARGN})
+  cmake_parse_arguments(ARG "" "DEVICE;SANITIZE_TESTS;TIMED_TESTS" "STUDENT_SOURCES;TESTS;PROXY_SOURCES;WORKER_SOURCES;USES;LIBRARIES;SANITIZE_TOOLS" ${ARGN})
   if(ARG_DEVICE STREQUAL "gpu" AND NOT ARG_SANITIZE_TOOLS)
     set(ARG_SANITIZE_TOOLS memcheck)
   endif()
   if(NOT ARG_SANITIZE_TESTS)
     set(ARG_SANITIZE_TESTS "*")
+  endif()
+  if(ARG_DEVICE STREQUAL "gpu" AND NOT ARG_TIMED_TESTS)
+    set(ARG_TIMED_TESTS "speed:*")
   endif()
   if(NOT ARG_DEVICE MATCHES "^(cpu|gpu)$")
     message(FATAL_ERROR "course_add_lab(${lab}): DEVICE must be cpu or gpu")
@@ -87,6 +94,7 @@ function(course_add_lab lab)
   set_property(GLOBAL PROPERTY COURSE_LAB_DEVICE_${lab} ${ARG_DEVICE})
   set_property(GLOBAL PROPERTY COURSE_LAB_SOURCES_${lab} "${ARG_STUDENT_SOURCES}")
   set_property(GLOBAL PROPERTY COURSE_LAB_SANITIZE_TOOLS_${lab} "${ARG_SANITIZE_TOOLS}")
+  set_property(GLOBAL PROPERTY COURSE_LAB_TIMED_TESTS_${lab} "${ARG_TIMED_TESTS}")
   set(lab_test_dirs "${PROJECT_SOURCE_DIR}/grader" "${PROJECT_SOURCE_DIR}/grader/labs" "${CMAKE_CURRENT_SOURCE_DIR}")
 
   # The tests, the runner and the proxies are compiled once and linked into every variant's
