@@ -74,6 +74,10 @@ function(course_add_lab lab)
     message(FATAL_ERROR "course_add_lab(${lab}): PROXY_SOURCES and WORKER_SOURCES are required: student code "
                         "runs only in the worker")
   endif()
+  if(ARG_DEVICE STREQUAL "gpu" AND NOT TARGET course_worker_gpu_obj)
+    add_library(course_worker_gpu_obj OBJECT ${PROJECT_SOURCE_DIR}/grader/rpc/worker_gpu_start.cpp)
+    target_link_libraries(course_worker_gpu_obj PRIVATE CUDA::cudart_static course_warnings)
+  endif()
   string(REGEX MATCH "^lab[0-9]+" lab_namespace "${lab}")
   # What the student's library may call besides the C/C++ runtime and the course library
   # (check_symbols.py --allow): the CUDA runtime in GPU labs, cuDNN and cuBLAS where the lab links them.
@@ -170,8 +174,15 @@ function(course_add_lab lab)
     set(worker ${lab}__${variant}_worker)
     # worker_main.cpp and worker_seccomp.cpp (which installs the seccomp filter from .preinit_array,
     # before any student code runs) come compiled once, from course_worker_main_obj (above).
+    if(ARG_DEVICE STREQUAL "gpu")
+      # A GPU worker reaches the GPU as it starts under compute-sanitizer (worker_gpu_start.cpp).
+      list(APPEND worker_objects $<TARGET_OBJECTS:course_worker_gpu_obj>)
+    endif()
     add_executable(${worker} $<TARGET_OBJECTS:course_worker_main_obj> $<TARGET_OBJECTS:${endpoints_obj}> ${worker_objects})
     target_link_libraries(${worker} PRIVATE ${impl} course_rpc_frames course_warnings)
+    if(ARG_DEVICE STREQUAL "gpu")
+      target_link_libraries(${worker} PRIVATE CUDA::cudart_static)
+    endif()
     target_link_options(${worker} PRIVATE -s)
     set_target_properties(${worker} PROPERTIES
       OUTPUT_NAME ${lab}.worker
