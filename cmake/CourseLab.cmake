@@ -12,7 +12,11 @@
 #                                              this lab builds on, e.g. lab04 uses lab02, lab03
 #     [LIBRARIES <target>...]                  extra libraries (CUDNN::cudnn, CUDA::cublas, ...)
 #     [SANITIZE_TESTS <doctest filter>]        GPU labs: the test cases the grader runs again under
-#     [SANITIZE_TOOLS memcheck racecheck ...]) compute-sanitizer (default tool: memcheck)
+#     [SANITIZE_TOOLS memcheck racecheck ...]  compute-sanitizer (default tool: memcheck)
+#     [TIMED_TESTS <doctest filter>])          GPU labs: the test cases that time the GPU (default
+#                                              "speed:*"). The grader runs them one lab at a time
+#                                              with nothing else running, and the lab's other
+#                                              cases in parallel with other labs' (grader/README.md)
 #
 # Trust boundary: the student's code never runs in the test program. For every variant in
 # COURSE_VARIANTS ("name=/path/to/folder", by default exercises= and solutions=) it creates
@@ -53,12 +57,15 @@ if(NOT TARGET course_worker_main_obj)
 endif()
 
 function(course_add_lab lab)
-  cmake_parse_arguments(ARG "" "DEVICE;SANITIZE_TESTS" "STUDENT_SOURCES;TESTS;PROXY_SOURCES;WORKER_SOURCES;USES;LIBRARIES;SANITIZE_TOOLS" ${ARGN})
+  cmake_parse_arguments(ARG "" "DEVICE;SANITIZE_TESTS;TIMED_TESTS" "STUDENT_SOURCES;TESTS;PROXY_SOURCES;WORKER_SOURCES;USES;LIBRARIES;SANITIZE_TOOLS" ${ARGN})
   if(ARG_DEVICE STREQUAL "gpu" AND NOT ARG_SANITIZE_TOOLS)
     set(ARG_SANITIZE_TOOLS memcheck)
   endif()
   if(NOT ARG_SANITIZE_TESTS)
     set(ARG_SANITIZE_TESTS "*")
+  endif()
+  if(ARG_DEVICE STREQUAL "gpu" AND NOT ARG_TIMED_TESTS)
+    set(ARG_TIMED_TESTS "speed:*")
   endif()
   if(NOT ARG_DEVICE MATCHES "^(cpu|gpu)$")
     message(FATAL_ERROR "course_add_lab(${lab}): DEVICE must be cpu or gpu")
@@ -66,6 +73,10 @@ function(course_add_lab lab)
   if(NOT ARG_PROXY_SOURCES OR NOT ARG_WORKER_SOURCES)
     message(FATAL_ERROR "course_add_lab(${lab}): PROXY_SOURCES and WORKER_SOURCES are required: student code "
                         "runs only in the worker")
+  endif()
+  if(ARG_DEVICE STREQUAL "gpu" AND NOT TARGET course_worker_gpu_obj)
+    add_library(course_worker_gpu_obj OBJECT ${PROJECT_SOURCE_DIR}/grader/rpc/worker_gpu_start.cpp)
+    target_link_libraries(course_worker_gpu_obj PRIVATE CUDA::cudart_static course_warnings)
   endif()
   string(REGEX MATCH "^lab[0-9]+" lab_namespace "${lab}")
   # What the student's library may call besides the C/C++ runtime and the course library
@@ -87,6 +98,7 @@ function(course_add_lab lab)
   set_property(GLOBAL PROPERTY COURSE_LAB_DEVICE_${lab} ${ARG_DEVICE})
   set_property(GLOBAL PROPERTY COURSE_LAB_SOURCES_${lab} "${ARG_STUDENT_SOURCES}")
   set_property(GLOBAL PROPERTY COURSE_LAB_SANITIZE_TOOLS_${lab} "${ARG_SANITIZE_TOOLS}")
+  set_property(GLOBAL PROPERTY COURSE_LAB_TIMED_TESTS_${lab} "${ARG_TIMED_TESTS}")
   set(lab_test_dirs "${PROJECT_SOURCE_DIR}/grader" "${PROJECT_SOURCE_DIR}/grader/labs" "${CMAKE_CURRENT_SOURCE_DIR}")
 
   # The tests, the runner and the proxies are compiled once and linked into every variant's
@@ -162,8 +174,15 @@ function(course_add_lab lab)
     set(worker ${lab}__${variant}_worker)
     # worker_main.cpp and worker_seccomp.cpp (which installs the seccomp filter from .preinit_array,
     # before any student code runs) come compiled once, from course_worker_main_obj (above).
+    if(ARG_DEVICE STREQUAL "gpu")
+      # A GPU worker reaches the GPU as it starts under compute-sanitizer (worker_gpu_start.cpp).
+      list(APPEND worker_objects $<TARGET_OBJECTS:course_worker_gpu_obj>)
+    endif()
     add_executable(${worker} $<TARGET_OBJECTS:course_worker_main_obj> $<TARGET_OBJECTS:${endpoints_obj}> ${worker_objects})
     target_link_libraries(${worker} PRIVATE ${impl} course_rpc_frames course_warnings)
+    if(ARG_DEVICE STREQUAL "gpu")
+      target_link_libraries(${worker} PRIVATE CUDA::cudart_static)
+    endif()
     target_link_options(${worker} PRIVATE -s)
     set_target_properties(${worker} PROPERTIES
       OUTPUT_NAME ${lab}.worker

@@ -345,6 +345,7 @@ class Worker {
     if (output_fd >= 0) ::close(output_fd);
     run_->started(pid);
     pid_ = pid;
+    ever_started_ = true;
     request_fd_ = request[1];
     reply_fd_ = reply[0];
   }
@@ -428,6 +429,12 @@ class Worker {
   OutputTap tap_;
   std::unique_ptr<SandboxRun> run_;
   pid_t pid_ = -1;
+  bool ever_started_ = false;  // this process started the worker at least once
+
+ public:
+  bool ever_started() const { return ever_started_; }
+
+ private:
   int request_fd_ = -1;
   int reply_fd_ = -1;
   int crashes_ = 0;
@@ -518,6 +525,7 @@ SanitizerOutcome finish_sanitizer() {
   outcome.tool = options().sanitizer;
   if (outcome.tool.empty()) return outcome;
   Worker& w = student_worker();
+  outcome.worker_started = w.ever_started();
   const int status = w.finish(std::chrono::seconds(120));
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // let the output tap drain
   const std::string output = w.recent_output();

@@ -58,6 +58,9 @@ std::string sanitizer_program();
 struct SanitizerOutcome {
   std::string tool;          ///< empty: not a sanitizer run
   bool ran = false;          ///< the worker ran under the sanitizer
+  /// The student's worker was started at all: test cases that call no student code (a part of
+  /// the sanitizer's subset cut off by the grader) leave nothing for the sanitizer to check.
+  bool worker_started = false;
   bool clean = false;        ///< compute-sanitizer's exit code says no errors
   std::string first_report;  ///< the first report block of its output (kernel, source line)
 };

@@ -254,6 +254,7 @@ int main(int argc, char** argv) {
             {"tool", sanitizer.tool},
             {"available", available},
             {"clean", sanitizer.clean},
+            {"worker_started", sanitizer.worker_started},
             {"first_report", clip(sanitizer.first_report)}});
     }
   }

@@ -130,6 +130,8 @@ GradeOptions parse_grade(Args& args) {
       g.manifest_path = value();
     } else if (option == "--jobs" || option == "-j") {
       g.jobs = static_cast<int>(whole_number(option, value(), kMaxJobs));
+    } else if (option == "--test-jobs") {
+      g.test_jobs = static_cast<int>(whole_number(option, value(), kMaxJobs));
     } else if (option == "--points") {
       g.points = static_cast<int>(whole_number(option, value(), kMaxPoints));
     } else if (option == "--no-build") {
@@ -291,6 +293,8 @@ GRADE
     --build-dir DIR       its build folder (default: the one this grader was built in, or
                           <source-dir>/build)
     --jobs N, -j N        parallel compile jobs (default: number of cores)
+    --test-jobs N         test programs run at once (default: number of cores, at most 8);
+                          speed gates always run alone, after the rest
     --manifest FILE       read this lab manifest instead of <build-dir>/labs/manifest.json
 
   The random seed of the run is printed; COURSE_SEED=<seed> replays it. With --submissions

@@ -30,6 +30,7 @@ struct GradeOptions {
   std::string source_dir, build_dir;
   std::string manifest_path;     ///< --manifest FILE (default <build>/labs/manifest.json)
   int jobs = 0;                  ///< build parallelism, 0 = number of cores
+  int test_jobs = 0;             ///< --test-jobs: test programs at once, 0 = the cores, at most 8
   int points = 10;               ///< points per lab in results.json and the gradebook
   bool no_build = false;         ///< use the lab programs as they are
   bool build_only = false;       ///< build, do not run

@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "course/device.hpp"
@@ -22,7 +23,12 @@ GpuProbe probe_gpu() {
     ::alarm(30);  // a wedged driver must not hang the grader
     std::string answer;
     try {
-      answer = course::has_gpu() ? "1" + course::query_device(0).summary() : "0" + course::gpu_unavailable_reason();
+      if (course::has_gpu()) {
+        const course::DeviceInfo device = course::query_device(0);
+        answer = "1" + std::to_string(device.global_memory_bytes >> 30) + " " + device.summary();
+      } else {
+        answer = "0" + course::gpu_unavailable_reason();
+      }
     } catch (const std::exception& e) {
       answer = std::string("0") + e.what();
     }
@@ -41,7 +47,9 @@ GpuProbe probe_gpu() {
     probe.reason = "the GPU check did not answer";
   } else if (answer[0] == '1') {
     probe.available = true;
-    probe.name = answer.substr(1);
+    const std::size_t space = answer.find(' ');
+    probe.memory_gib = static_cast<std::size_t>(std::strtoull(answer.c_str() + 1, nullptr, 10));
+    probe.name = space == std::string::npos ? answer.substr(1) : answer.substr(space + 1);
   } else {
     probe.reason = answer.substr(1);
   }

@@ -2,6 +2,7 @@
 // initialises CUDA (a process that has, must not fork children that use CUDA).
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 namespace course_grader {
@@ -10,6 +11,7 @@ struct GpuProbe {
   bool available = false;
   std::string reason;  ///< why not, when unavailable
   std::string name;    ///< the device, when available
+  std::size_t memory_gib = 0;  ///< its memory, when available (how many test programs share it)
 };
 
 GpuProbe probe_gpu();

@@ -16,6 +16,7 @@
 #include "build_driver.hpp"
 #include "gpu_probe.hpp"
 #include "lab_runner.hpp"
+#include "lab_schedule.hpp"
 #include "manifest.hpp"
 #include "report_files.hpp"
 #include "report_terminal.hpp"
@@ -232,8 +233,12 @@ void build_batch_at_once(const GradeOptions& o, const Plan& plan, const Manifest
   run_command(argv);  // its failures are found, and reported, lab by lab below
 }
 
+// Everything of one lab up to running it: the verdict when there is nothing to run (skipped, does
+// not compile, built only), else what is known so far, with `run_program` set to the test program
+// that the lab schedule (lab_schedule.hpp) then runs.
 LabResult grade_one(const GradeOptions& o, const Plan& plan, const ManifestLab& lab, const Submission& sub,
-                    const LabRunSettings& settings, TerminalReport& terminal) {
+                    const LabRunSettings& settings, TerminalReport& terminal, std::string& run_program) {
+  run_program.clear();
   LabResult result;
   result.lab = lab.name;
   result.device = lab.device;
@@ -332,11 +337,26 @@ LabResult grade_one(const GradeOptions& o, const Plan& plan, const ManifestLab& 
     result.reason = "the test program " + program->second.path + " does not exist (build it first)";
     return result;
   }
-  terminal.activity(lab.name, "running");
-  LabResult ran = run_lab(lab, program->second.path, settings);
-  ran.student_files = result.student_files;
-  ran.build_seconds = result.build_seconds;
-  return ran;
+  run_program = program->second.path;
+  return result;
+}
+
+// Test programs at once: --test-jobs, else the cores, at most 8 (more only adds contention: the
+// untimed GPU cases share one GPU).
+std::size_t test_jobs(const GradeOptions& o) {
+  if (o.test_jobs > 0) return static_cast<std::size_t>(o.test_jobs);
+  return std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8);
+}
+
+// Programs a lab's untimed cases (and each sanitizer pass) are cut into: COURSE_GRADE_PARTS, else 4.
+std::size_t test_parts() {
+  if (const char* env = std::getenv("COURSE_GRADE_PARTS"); env != nullptr && *env != '\0') {
+    char* end = nullptr;
+    const unsigned long value = std::strtoul(env, &end, 10);
+    if (*end == '\0' && value >= 1 && value <= 64) return value;
+    throw UsageError(std::string("COURSE_GRADE_PARTS='") + env + "' is not a whole number from 1 to 64");
+  }
+  return 4;
 }
 
 void write_reports(const GradeOptions& o, const GradeRun& run) {
@@ -475,6 +495,7 @@ int run_grade(const GradeOptions& o) {
   terminal.begin(plan.title + " (" + std::to_string(labs.size()) + (labs.size() == 1 ? " lab)" : " labs)"), run, gpu_labs);
   if (o.build_only && !o.no_build && plan.submissions.size() > 1) build_batch_at_once(o, plan, manifest, labs);
   bool any_failed = false;
+  const std::size_t parts = test_parts();
   for (const auto& sub : plan.submissions) {
     SubmissionResult result;
     result.name = sub.name;
@@ -485,15 +506,33 @@ int run_grade(const GradeOptions& o) {
     result.seed = run.batch ? student_seed(run.seed, sub.name) : run.seed;
     settings.seed = result.seed;
     terminal.submission_started(result, run.batch || plan.submissions.size() > 1);
+    // One submission at a time: whatever runs at once below is this student's own labs.
+    const std::size_t jobs = test_jobs(o);
+    LabSchedule schedule(settings, jobs, gpu_jobs_for(gpu.memory_gib, jobs), parts);
+    auto report = [&](std::vector<LabResult> finished) {  // in lab order, as soon as known
+      for (LabResult& lab : finished) {
+        make_inert(lab);  // before any report (terminal, results.json, JUnit, CSV) sees it
+        lab.infrastructure = infrastructure_problem(lab);
+        lab.files_hash = files_hash(lab.student_files);
+        terminal.lab_finished(lab);
+        any_failed = any_failed || lab.status == LabStatus::failed;
+        result.labs.push_back(std::move(lab));
+      }
+    };
     for (const auto& name : labs) {
-      LabResult lab = grade_one(o, plan, find_lab(manifest, name), sub, settings, terminal);
-      make_inert(lab);  // before any report (terminal, results.json, JUnit, CSV) sees it
-      lab.infrastructure = infrastructure_problem(lab);
-      lab.files_hash = files_hash(lab.student_files);
-      terminal.lab_finished(lab);
-      any_failed = any_failed || lab.status == LabStatus::failed;
-      result.labs.push_back(std::move(lab));
+      const ManifestLab& manifest_lab = find_lab(manifest, name);
+      std::string program;
+      LabResult lab = grade_one(o, plan, manifest_lab, sub, settings, terminal, program);
+      if (program.empty()) schedule.add_result(std::move(lab));
+      else schedule.add_run(manifest_lab, program, std::move(lab));
+      report(schedule.take_finished());
     }
+    schedule.finish([&](const std::string& lab, const std::string& what) { terminal.activity(lab, what); });
+    report(schedule.take_finished());
+    // COURSE_GRADE_TIMING=1: where the time went, on stderr (the reports stay as they are).
+    if (const char* timing = std::getenv("COURSE_GRADE_TIMING"); timing != nullptr && std::string(timing) == "1")
+      std::fprintf(stderr, "course_grader: %s: builds + shared phase %.1f s, timed phase %.1f s (%zu test jobs)\n",
+                   sub.name.c_str(), schedule.shared_seconds(), schedule.timed_seconds(), jobs);
     run.submissions.push_back(std::move(result));
   }
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

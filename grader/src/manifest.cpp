@@ -24,6 +24,7 @@ Manifest load_manifest(const std::string& path) {
       lab.device = l.at("device").get<std::string>();
       lab.student_sources = l.at("student_sources").get<std::vector<std::string>>();
       if (l.contains("sanitize_tools")) lab.sanitize_tools = l.at("sanitize_tools").get<std::vector<std::string>>();
+      if (l.contains("timed_tests")) lab.timed_tests = l.at("timed_tests").get<std::string>();
       if (l.contains("not_built_reason")) lab.not_built_reason = l.at("not_built_reason").get<std::string>();
       for (const auto& [variant, p] : l.at("programs").items())
         lab.programs[variant] = {p.at("target").get<std::string>(), p.at("path").get<std::string>(),

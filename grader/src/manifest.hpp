@@ -21,6 +21,10 @@ struct ManifestLab {
   std::string device;                  ///< cpu or gpu
   std::vector<std::string> student_sources;  ///< relative to <variant folder>/<lab>
   std::vector<std::string> sanitize_tools;   ///< GPU labs: compute-sanitizer tools of the gate
+  /// GPU labs: the doctest filter of the test cases that time the GPU (course_add_lab TIMED_TESTS).
+  /// The grader runs them alone on the machine and the lab's other cases in parallel; empty (a
+  /// manifest written before the field existed): the whole lab program runs alone.
+  std::string timed_tests;
   /// Set when this build cannot compile the lab (a GPU lab in a build without the CUDA toolkit):
   /// the grader reports it as skipped with this reason. Its programs then have no path.
   std::string not_built_reason;

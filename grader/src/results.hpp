@@ -45,6 +45,7 @@ struct LabResult {
   std::string sanitizer_tool;          ///< set by a sanitizer pass's "sanitizer" record
   bool sanitizer_available = false;
   bool sanitizer_clean = false;
+  bool sanitizer_worker_started = true;  ///< the pass started the student's worker (a part may not)
   std::string sanitizer_report;        ///< compute-sanitizer's first report block
   std::vector<std::string> notes;      ///< shown with the lab (e.g. a gate that was skipped)
   std::string output;                  ///< captured stdout+stderr of the test run (bounded)

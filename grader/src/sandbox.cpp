@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -16,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <mutex>
 #include <stdexcept>
 
 #include "bounded_capture.hpp"
@@ -29,24 +31,44 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The process group of the child being run, so that Ctrl-C on the grader does not leave it
-// running: it lives in a group of its own and would not get the terminal's SIGINT.
-volatile std::sig_atomic_t g_running_group = 0;
+// The process groups of the children being run, so that Ctrl-C on the grader does not leave one
+// running: each lives in a group of its own and would not get the terminal's SIGINT. Several run
+// at once (the grader runs test programs in parallel): one slot each, lock-free atomics, which a
+// signal handler may read.
+constexpr int kGroupSlots = 256;
+std::atomic<pid_t> g_running_groups[kGroupSlots];
+static_assert(std::atomic<pid_t>::is_always_lock_free, "the signal handler reads these");
 
-extern "C" void kill_child_and_leave(int sig) {
-  if (g_running_group > 0) ::kill(-static_cast<pid_t>(g_running_group), SIGKILL);
+int claim_group_slot(pid_t pid) {
+  for (int i = 0; i < kGroupSlots; ++i) {
+    pid_t expected = 0;
+    if (g_running_groups[i].compare_exchange_strong(expected, pid)) return i;
+  }
+  return -1;  // more children than slots: this one is not killed on Ctrl-C (its watchdog still is)
+}
+
+void release_group_slot(int& slot) {
+  if (slot >= 0) g_running_groups[slot].store(0);
+  slot = -1;
+}
+
+extern "C" void kill_children_and_leave(int sig) {
+  for (auto& group : g_running_groups) {
+    const pid_t pid = group.load();
+    if (pid > 0) ::kill(-pid, SIGKILL);
+  }
   std::signal(sig, SIG_DFL);
   std::raise(sig);
 }
 
 void install_signal_handlers_once() {
-  static bool installed = false;
-  if (installed) return;
-  installed = true;
-  std::signal(SIGINT, kill_child_and_leave);
-  std::signal(SIGTERM, kill_child_and_leave);
-  std::signal(SIGHUP, kill_child_and_leave);
-  std::signal(SIGPIPE, SIG_IGN);  // a child that dies early must not kill the grader
+  static std::once_flag once;
+  std::call_once(once, [] {
+    std::signal(SIGINT, kill_children_and_leave);
+    std::signal(SIGTERM, kill_children_and_leave);
+    std::signal(SIGHUP, kill_children_and_leave);
+    std::signal(SIGPIPE, SIG_IGN);  // a child that dies early must not kill the grader
+  });
 }
 
 class Fd {
@@ -282,7 +304,7 @@ SandboxResult run_sandboxed(const SandboxRequest& request) {
     become_child(request, work_dir.c_str(), argv.data(), envp.data(), out_write.get(), nonce_read.get(),
                  result_read.get() >= 0 ? result_write.get() : -1, status_write.get());
   ::setpgid(pid, pid);  // also done by the child: whichever runs first wins the race
-  g_running_group = pid;
+  int group_slot = claim_group_slot(pid);
   out_write.reset();
   status_write.reset();
   nonce_read.reset();
@@ -301,7 +323,7 @@ SandboxResult run_sandboxed(const SandboxRequest& request) {
   if (got == static_cast<ssize_t>(sizeof exec_error)) {
     int status = 0;
     ::waitpid(pid, &status, 0);
-    g_running_group = 0;
+    release_group_slot(group_slot);
     result.start_error = "cannot run " + request.argv[0] + ": " + std::strerror(exec_error);
     if (own_dir) remove_work_dir(work_dir);
     return result;
@@ -324,7 +346,7 @@ SandboxResult run_sandboxed(const SandboxRequest& request) {
     const auto now = Clock::now();
     if (!reaped && ::wait4(pid, &status, WNOHANG, &usage) == pid) {
       reaped = true;
-      g_running_group = 0;
+      release_group_slot(group_slot);
       ::kill(-pid, SIGKILL);  // whatever it forked goes with it
       // Grandchildren that left the group could hold the pipes open forever: read for a short
       // while more, then stop listening.
@@ -362,7 +384,7 @@ SandboxResult run_sandboxed(const SandboxRequest& request) {
     if (channel_open)
       channel_open = drain(result_read.get(), buffer, [&](const char* d, std::size_t n) { channel.feed(d, n); });
   }
-  g_running_group = 0;
+  release_group_slot(group_slot);
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   result.peak_rss_mb = std::max(result.peak_rss_mb, static_cast<std::size_t>(usage.ru_maxrss) / 1024);
   if (killed_for != Ending::exited) {

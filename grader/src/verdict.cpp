@@ -248,7 +248,8 @@ void add_cuda_hint(const SandboxResult& r, LabResult& out) {
 
 }  // namespace
 
-bool judge_listing(const JudgeContext& c, const SandboxResult& r, LabResult& out, std::vector<std::string>& listed) {
+bool judge_listing(const JudgeContext& c, const SandboxResult& r, LabResult& out, std::vector<std::string>& listed,
+                   bool allow_empty) {
   listed.clear();
   if (judge_ending(c, r, out) || judge_channel(c, r, out) || judge_skip(c, r, out)) {
     if (out.status == LabStatus::failed) out.reason += " (while listing its test cases, before any test ran)";
@@ -264,7 +265,7 @@ bool judge_listing(const JudgeContext& c, const SandboxResult& r, LabResult& out
   }
   listed = string_list((*list)["cases"]);
   out.cases_listed = static_cast<int>(listed.size());
-  if (listed.empty()) {
+  if (listed.empty() && !allow_empty) {
     fail(out, "the lab program has no test cases");
     return false;
   }
@@ -304,6 +305,7 @@ void judge_run(const JudgeContext& c, const std::vector<std::string>& listed, co
       out.sanitizer_tool = rec.value("tool", "");
       out.sanitizer_available = rec.value("available", false);
       out.sanitizer_clean = rec.value("clean", false);
+      out.sanitizer_worker_started = rec.value("worker_started", true);
       out.sanitizer_report = clean_text(rec.value("first_report", ""));
     } else if (type == "sandbox") {
       out.sandbox = rec.value("description", "");
@@ -368,6 +370,69 @@ void judge_run(const JudgeContext& c, const std::vector<std::string>& listed, co
     summarize_failures(c, out);
   }
   add_cuda_hint(r, out);
+}
+
+void judge_parts(const JudgeContext& c, const std::vector<std::string>& listed, const std::vector<LabResult>& parts,
+                 LabResult& out) {
+  out.cases.clear();
+  out.metrics.clear();
+  out.cases_listed = static_cast<int>(listed.size());
+  out.seconds = 0;
+  out.output.clear();
+  for (const LabResult& part : parts) {
+    out.cases.insert(out.cases.end(), part.cases.begin(), part.cases.end());
+    out.metrics.insert(out.metrics.end(), part.metrics.begin(), part.metrics.end());
+    for (const std::string& note : part.notes)
+      if (std::find(out.notes.begin(), out.notes.end(), note) == out.notes.end() && out.notes.size() < 8)
+        out.notes.push_back(note);
+    if (out.sandbox.empty()) out.sandbox = part.sandbox;
+    out.sandbox_degraded = out.sandbox_degraded || part.sandbox_degraded;
+    out.seconds += part.seconds;
+    if (!part.output.empty()) out.output += (out.output.empty() ? "" : "\n") + part.output;
+  }
+  // The report lists the cases in the order one program would have run them: the listing's.
+  std::stable_sort(out.cases.begin(), out.cases.end(), [&](const CaseResult& a, const CaseResult& b) {
+    return std::find(listed.begin(), listed.end(), a.name) < std::find(listed.begin(), listed.end(), b.name);
+  });
+  // A part that did not end cleanly (crash, time-out, tampering...) decides, as it would have
+  // ended the one program: the first such part, in the order given.
+  for (const LabResult& part : parts) {
+    if (part.status == LabStatus::passed || part.failed_by_cases) continue;
+    out.status = LabStatus::failed;
+    if (part.status == LabStatus::skipped) {
+      fail(out, "asked to be skipped only after listing its tests");
+      return;
+    }
+    out.reason = part.reason;
+    out.hint = part.hint;
+    out.details = part.details;
+    out.failed_by_cases = false;
+    return;
+  }
+  // Every listed case ran exactly once, in one part or another (each part has checked its own).
+  std::vector<std::string> ran, expected = listed;
+  for (const auto& k : out.cases) ran.push_back(k.name);
+  std::sort(ran.begin(), ran.end());
+  std::sort(expected.begin(), expected.end());
+  if (ran != expected) {
+    fail(out, "ran " + std::to_string(ran.size()) + " test cases in " + std::to_string(parts.size()) +
+                  " parts but listed " + std::to_string(expected.size()) + " (a different set)");
+    return;
+  }
+  // The lab's time limit holds for all its cases together, as it did when one program ran them:
+  // each part is killed at the limit, and parts that together took longer fail here.
+  if (c.limits.timeout_s > 0 && out.seconds > c.limits.timeout_s) {
+    std::ostringstream took;
+    took.precision(3);
+    took << out.seconds;
+    fail(out, "timed out: its test cases took " + took.str() + " s together (run in " + std::to_string(parts.size()) +
+                  " parts), over the limit of " + seconds_text(c.limits.timeout_s) + " s",
+         "look for code that is far slower than it needs to be");
+    return;
+  }
+  out.details.clear();
+  out.failed_by_cases = false;
+  summarize_failures(c, out);
 }
 
 }  // namespace course_grader

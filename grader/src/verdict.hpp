@@ -28,11 +28,20 @@ struct JudgeContext {
 
 /// Judges the --list-test-cases run. Returns true when the test run should follow, with the
 /// listed names in `listed`; otherwise `out` holds the final verdict (failed or skipped).
+/// `allow_empty`: a listing of a filtered subset may be empty (a lab with no timed cases).
 bool judge_listing(const JudgeContext& context, const SandboxResult& listing, LabResult& out,
-                   std::vector<std::string>& listed);
+                   std::vector<std::string>& listed, bool allow_empty = false);
 
 /// Judges the test run; fills status, reason, hint, details, cases and metrics of `out`.
 void judge_run(const JudgeContext& context, const std::vector<std::string>& listed, const SandboxResult& run,
                LabResult& out);
+
+/// One verdict from a lab whose listed cases ran in several programs ("parts", each judged by
+/// judge_run against its own share of the listing): the first part that did not end cleanly
+/// decides; otherwise every listed case must have run exactly once, the parts' run times together
+/// must stay within the lab's time limit, and the failed cases are summarised as one program's
+/// would be. Cases are reported in the order of `listed`.
+void judge_parts(const JudgeContext& context, const std::vector<std::string>& listed,
+                 const std::vector<LabResult>& parts, LabResult& out);
 
 }  // namespace course_grader

@@ -160,6 +160,15 @@ std::string compare_round(const RoundOutputs& student, const RoundOutputs& refer
 }
 
 void check_speed(const SpeedGate& gate, const PipelineTimer& timer) {
+  // The grader sets COURSE_GPU_SHARED=1 for the test programs it runs while other labs' run on
+  // the GPU too; a gate there would time them as well. It runs a lab's TIMED_TESTS alone: a gate
+  // outside that filter is a mistake of the lab's CMakeLists.txt, and must not pass unnoticed.
+  if (const char* shared = std::getenv("COURSE_GPU_SHARED"); shared != nullptr && std::string(shared) == "1") {
+    FAIL_CHECK(gate.what << ": a speed gate ran while the grader shares the GPU between test programs "
+                            "(COURSE_GPU_SHARED=1); its test case must match the lab's TIMED_TESTS filter "
+                            "(course_add_lab) so that it runs alone");
+    return;
+  }
   if (!reference_present(gate)) return;
   const int R = timer.forwards_per_round;
   Block ref1, student, ref2;
