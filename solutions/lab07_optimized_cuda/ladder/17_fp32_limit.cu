@@ -12,7 +12,7 @@
 // about throughput. So is an image pointer that is not 16-byte aligned (the runner's always is).
 //
 // Knob, for measuring (read by prepare()):
-//   COURSE_LADDER_FP32_VARIANT=all|no-balance|no-fc-pipeline|no-prefetch
+//   COURSE_LADDER_FP32_VARIANT=all|conv2-by-4|no-fc-pipeline
 //     all (default) is the rung; each other one leaves one of its changes out.
 #include <cuda_runtime.h>
 
@@ -42,11 +42,9 @@ Kernel pick_kernel() {
   const char* knob = std::getenv("COURSE_LADDER_FP32_VARIANT");
   const std::string v = knob != nullptr && *knob != '\0' ? knob : "all";
   if (v == "all") return fl::lenet_fp32_limit<fl::kAll>;
-  if (v == "no-balance") return fl::lenet_fp32_limit<fl::kNoBalance>;
+  if (v == "conv2-by-4") return fl::lenet_fp32_limit<fl::kConv2By4>;
   if (v == "no-fc-pipeline") return fl::lenet_fp32_limit<fl::kNoFcPipeline>;
-  if (v == "no-prefetch") return fl::lenet_fp32_limit<fl::kNoPrefetch>;
-  throw course::Error("COURSE_LADDER_FP32_VARIANT must be all, no-balance, no-fc-pipeline or no-prefetch, got '" + v +
-                      "'");
+  throw course::Error("COURSE_LADDER_FP32_VARIANT must be all, conv2-by-4 or no-fc-pipeline, got '" + v + "'");
 }
 
 /// conv1 [6,1,5,5] + [6] and conv2 [16,6,5,5] + [16] in the kernel's order: per tap, the output

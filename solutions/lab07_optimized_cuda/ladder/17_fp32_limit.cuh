@@ -42,7 +42,7 @@ constexpr int kC1 = 6, kPool1 = 14, kPool1Pixels = kPool1 * kPool1, kPool1Floats
 constexpr int kC2 = 16, kPool2 = 5, kPool2Pixels = kPool2 * kPool2;
 constexpr int kFlat = 400, kFc1 = 120, kFc2 = 84, kClasses = 10;
 
-// Launch shape: 256 threads, 3 blocks per SM (71 KB of shared memory each, <= 80 registers).
+// Launch shape: 256 threads, 3 blocks per SM (70 KB of shared memory each, <= 80 registers).
 constexpr int kThreads = 256;
 constexpr int kBlocksPerSm = 3;
 constexpr int kConvTile = 8;   // images per conv tile: one padded row of one image per thread
@@ -51,6 +51,25 @@ constexpr int kKChunk = 40;    // fc1 inputs per cp.async chunk (400 = 10 chunks
 constexpr int kChunks = kFlat / kKChunk;
 static_assert(kThreads == kConvTile * kPadded, "the image load gives every thread one padded row");
 static_assert(kFlat % kKChunk == 0 && kFcTile % kConvTile == 0, "tiles must nest");
+
+// The padded images, laid out so that conv1's loads meet no bank conflict. Rows are 30 floats:
+// the 28 pixels, then 2 zeros that are the right border of this row AND the left border of the
+// next (a window starting 2 columns left of a row reads the previous row's last two floats).
+// Rung 09's rows of 32 put pooled rows py and py + 1 (64 floats apart, a multiple of the 32
+// banks) on the same banks, so the lanes of a warp that crossed a pooled row collided; here the
+// window of pooled pixel p starts at 60 py + 2 px = 2 p + 32 py: lane p reads banks 2p, 2p + 1
+// (mod 32), all different across a half-warp's 64-bit loads. One image: 2 leading zeros, 32 rows
+// of 30 (rows 0, 1, 30, 31 zero), padded to 968 floats = 8 (mod 32) so that the next image
+// continues the same bank sequence (196 pixels x 2 = 392 = 8 mod 32).
+constexpr int kInRow = 30;
+constexpr int kInImage = 968;
+static_assert(kInImage >= 2 + kPadded * kInRow && kInImage % 32 == (2 * kPool1Pixels) % 32, "see above");
+// pool1 per image [6][14][14], images 1,188 floats apart (4 mod 32): conv2's lanes take the 8
+// images of a tile for one window, then the next window (2 floats on), so a half-warp's 64-bit
+// loads cover the 32 banks once (rung 09 ran its lanes along the windows, 28 floats per window
+// row: 2- and 3-way conflicts).
+constexpr int kPool1Image = 1188;
+static_assert(kPool1Image >= kPool1Floats && kPool1Image % 32 == 4, "see above");
 
 // Packed conv weights (17_fp32_limit.cu, pack_conv): for every tap the output channels are
 // consecutive, so one float4 broadcast gives a warp four channels' weights.
@@ -66,16 +85,18 @@ static_assert(kPackConv1 % 4 == 0 && kPackConv2 % 4 == 0, "float4-aligned parts"
 // is done with them) | pool1. FC phase: two fc1 chunks | fc1's output; fc2's output and fc3's
 // weights reuse the chunks.
 constexpr int kSmemIn = kPackConv1;
-constexpr int kSmemPool1 = kSmemIn + kConvTile * kPaddedPixels;
-constexpr int kSmemFloats = kSmemPool1 + kConvTile * kPool1Floats;  // 17,808 floats = 71,232 B
-constexpr int kSmemBytes = kSmemFloats * static_cast<int>(sizeof(float));
+constexpr int kSmemPool1 = kSmemIn + kConvTile * kInImage;
+constexpr int kSmemConvFloats = kSmemPool1 + kConvTile * kPool1Image;  // 17,456
 constexpr int kChunkX = kKChunk * kFcTile, kChunkFloats = kChunkX + kKChunk * kFc1;  // 6,080
 constexpr int kSmemH1 = 2 * kChunkFloats;                           // [120][32]
+constexpr int kSmemFcFloats = kSmemH1 + kFc1 * kFcTile;             // 16,000
+constexpr int kSmemFloats = kSmemConvFloats > kSmemFcFloats ? kSmemConvFloats : kSmemFcFloats;
+constexpr int kSmemBytes = kSmemFloats * static_cast<int>(sizeof(float));  // 69,824 B
 constexpr int kSmemW3 = kFc2 * kFcTile;                             // after fc2's output [84][32]
 constexpr int kSmemLogits = kSmemW3 + (kFc2 + 1) * kClasses;        // [32][10]
-static_assert(kPackConv2 <= kConvTile * kPaddedPixels, "conv2's weights fit where the images were");
-static_assert(kSmemH1 + kFc1 * kFcTile <= kSmemFloats, "the FC phase fits in the conv phase's memory");
+static_assert(kPackConv2 <= kConvTile * kInImage, "conv2's weights fit where the images were");
 static_assert(kSmemLogits + kFcTile * kClasses <= kSmemH1, "fc2/fc3 reuse only the chunk buffers");
+static_assert(kSmemIn % 4 == 0 && kSmemPool1 % 2 == 0 && kInImage % 2 == 0, "float4 weights, float2 rows");
 
 struct Weights {
   const float* conv;   ///< kPackedFloats: conv1's part, then conv2's
@@ -87,7 +108,9 @@ struct Weights {
   const float* fc3_b;  ///< [10]
 };
 
-enum Variant : int { kAll = 0, kNoBalance = 1, kNoFcPipeline = 2, kNoPrefetch = 3 };
+// kAll: conv2 takes 8 channels per thread. kConv2By4: 4 channels per thread, as in rung 09.
+// kNoFcPipeline: fc1's chunks loaded one at a time (rung 09's way).
+enum Variant : int { kAll = 0, kConv2By4 = 1, kNoFcPipeline = 2 };
 
 /// v[0..kN) = src[0..kN), src 8-byte aligned.
 template <int kN>
@@ -101,19 +124,18 @@ __device__ __forceinline__ void load_row(const float* src, float (&v)[kN]) {
   }
 }
 
-/// kN in {1, 4, 6}: one broadcast load per 4 channels (float4, then float2 for 6), 1: a scalar.
+/// kN in {4, 6, 8}: one broadcast load per 4 channels (float4; the last two of 6 as a float2).
 template <int kN>
 __device__ __forceinline__ void load_taps(const float* src, float (&w)[kN]) {
-  if constexpr (kN == 1) {
-    w[0] = src[0];
-  } else {
-    static_assert(kN == 4 || kN == 6, "4 or 6 channels");
-    const float4 q = *reinterpret_cast<const float4*>(src);
-    w[0] = q.x, w[1] = q.y, w[2] = q.z, w[3] = q.w;
-    if constexpr (kN == 6) {
-      const float2 p = reinterpret_cast<const float2*>(src)[2];
-      w[4] = p.x, w[5] = p.y;
-    }
+  static_assert(kN == 4 || kN == 6 || kN == 8, "4, 6 or 8 channels");
+#pragma unroll
+  for (int j = 0; j < kN / 4; ++j) {
+    const float4 q = reinterpret_cast<const float4*>(src)[j];
+    w[4 * j] = q.x, w[4 * j + 1] = q.y, w[4 * j + 2] = q.z, w[4 * j + 3] = q.w;
+  }
+  if constexpr (kN == 6) {
+    const float2 p = reinterpret_cast<const float2*>(src)[2];
+    w[4] = p.x, w[5] = p.y;
   }
 }
 
@@ -148,27 +170,30 @@ __device__ __forceinline__ float pool_bias_relu(const float (&a)[2][2], float bi
   return fmaxf(fmaxf(fmaxf(a[0][0], a[0][1]), fmaxf(a[1][0], a[1][1])) + bias, 0.0f);
 }
 
-/// images [count][28][28] (global, 16-byte aligned) -> s_in [8][32][32] with a zero border, in one
-/// pass: thread t writes padded row t % 32 of image t / 32 (zeros past `count`).
+/// images [count][28][28] (global, 16-byte aligned) -> s_in, kInImage floats per image (see
+/// kInRow), zeros included, in one pass: thread t writes padded row t % 32 of image t / 32 as 15
+/// float2 (rows 30 floats apart: a half-warp's stores hit 16 different bank pairs).
 __device__ __forceinline__ void load_tile(const float* __restrict__ images, int count, float* s_in) {
   const int t = static_cast<int>(threadIdx.x);
   const int img = t / kPadded, row = t % kPadded, y = row - 2;
-  float4* dst = reinterpret_cast<float4*>(s_in + img * kPaddedPixels + row * kPadded);
-  const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  float* base = s_in + img * kInImage;
+  float2* dst = reinterpret_cast<float2*>(base + 2 + row * kInRow);
+  if (row == 0) reinterpret_cast<float2*>(base)[0] = make_float2(0.0f, 0.0f);  // the leading zeros
   if (img < count && y >= 0 && y < kImage) {
     const float4* src = reinterpret_cast<const float4*>(images + static_cast<std::size_t>(img) * kImagePixels + y * kImage);
     float4 q[kImage / 4];
 #pragma unroll
     for (int j = 0; j < kImage / 4; ++j) q[j] = __ldg(src + j);
-    // The pixels start at column 2: every float4 stored straddles two loaded ones.
-    dst[0] = make_float4(0.0f, 0.0f, q[0].x, q[0].y);
 #pragma unroll
-    for (int j = 1; j < kImage / 4; ++j) dst[j] = make_float4(q[j - 1].z, q[j - 1].w, q[j].x, q[j].y);
-    dst[kImage / 4] = make_float4(q[kImage / 4 - 1].z, q[kImage / 4 - 1].w, 0.0f, 0.0f);
+    for (int j = 0; j < kImage / 4; ++j) {
+      dst[2 * j] = make_float2(q[j].x, q[j].y);
+      dst[2 * j + 1] = make_float2(q[j].z, q[j].w);
+    }
   } else {
 #pragma unroll
-    for (int j = 0; j < kPadded / 4; ++j) dst[j] = zero;
+    for (int j = 0; j < kImage / 2; ++j) dst[j] = make_float2(0.0f, 0.0f);
   }
+  dst[kImage / 2] = make_float2(0.0f, 0.0f);  // columns 28, 29: the border between two rows
 }
 
 /// conv1 + bias + ReLU + pool for pooled pixel u (= image * 196 + pixel) of the tile, channels
@@ -178,36 +203,28 @@ __device__ __forceinline__ void conv1_item(const float* s_in, const float* s_w1,
   const int img = u / kPool1Pixels, p = u - img * kPool1Pixels;
   const int py = p / kPool1, px = p - py * kPool1;
   float acc[kCh][2][2] = {};
-  window_5x5<kCh>(s_in + img * kPaddedPixels + 2 * py * kPadded + 2 * px, kPadded, s_w1 + k0, kC1Stride, acc);
+  // Padded row 2 py, column 2 px: column c of padded row r is at 2 + 30 r + (c - 2).
+  window_5x5<kCh>(s_in + img * kInImage + 2 * py * kInRow + 2 * px, kInRow, s_w1 + k0, kC1Stride, acc);
 #pragma unroll
   for (int k = 0; k < kCh; ++k)
-    s_pool1[img * kPool1Floats + (k0 + k) * kPool1Pixels + p] = pool_bias_relu(acc[k], s_w1[kPackB1 + k0 + k]);
+    s_pool1[img * kPool1Image + (k0 + k) * kPool1Pixels + p] = pool_bias_relu(acc[k], s_w1[kPackB1 + k0 + k]);
 }
 
-/// conv1 for `count` images: the whole rounds take all 6 channels of a pooled pixel, the items
-/// left for a partial round are cut into single channels (kBalance; otherwise one partial round).
-template <bool kBalance>
+/// conv1 for `count` images: item u = image * 196 + pooled pixel, all 6 channels. (Cutting the
+/// items of the last, partial round into single channels so that every round is full was tried:
+/// slower, see 17_fp32_limit.cu.)
 __device__ __forceinline__ void conv1_tile(const float* s_in, const float* s_w1, int count, float* s_pool1) {
-  const int t = static_cast<int>(threadIdx.x);
-  const int items = count * kPool1Pixels;
-  const int whole = kBalance ? items - items % kThreads : items;
-  for (int u = t; u < whole; u += kThreads) conv1_item<kC1>(s_in, s_w1, u, 0, s_pool1);
-  if constexpr (kBalance) {
-    const int rest = items - whole;  // < 256 pixels, 6 pieces each; a warp shares its channel
-    for (int v = t; v < rest * kC1; v += kThreads) {
-      const int k = v / rest;
-      conv1_item<1>(s_in, s_w1, whole + v - k * rest, k, s_pool1);
-    }
-  }
+  for (int u = static_cast<int>(threadIdx.x); u < count * kPool1Pixels; u += kThreads)
+    conv1_item<kC1>(s_in, s_w1, u, 0, s_pool1);
 }
 
-/// conv2 + bias + ReLU + pool for pair q (= image * 25 + window) of the tile, channels c0 ..
-/// c0 + kCh - 1: 6 input channels x 25 taps x 4 kCh FFMAs. store(img, feature, value).
+/// conv2 + bias + ReLU + pool for window `win` of image `img`, channels c0 .. c0 + kCh - 1:
+/// 6 input channels x 25 taps x 4 kCh FFMAs. store(img, feature, value).
 template <int kCh, typename Store>
-__device__ __forceinline__ void conv2_item(const float* s_pool1, const float* s_w2, int q, int c0, Store store) {
-  const int img = q / kPool2Pixels, win = q - img * kPool2Pixels;
+__device__ __forceinline__ void conv2_item(const float* s_pool1, const float* s_w2, int img, int win, int c0,
+                                           Store store) {
   const int wy = win / kPool2, wx = win - wy * kPool2;
-  const float* patch = s_pool1 + img * kPool1Floats + 2 * wy * kPool1 + 2 * wx;  // even: float2-aligned
+  const float* patch = s_pool1 + img * kPool1Image + 2 * wy * kPool1 + 2 * wx;  // even: float2-aligned
   float acc[kCh][2][2] = {};
 #pragma unroll 1
   for (int c = 0; c < kC1; ++c)  // not unrolled: 25 taps x 4 kCh FFMAs are body enough
@@ -217,24 +234,16 @@ __device__ __forceinline__ void conv2_item(const float* s_pool1, const float* s_
     store(img, (c0 + k) * kPool2Pixels + win, pool_bias_relu(acc[k], s_w2[kPackB2 + c0 + k]));
 }
 
-/// conv2 for `count` images. Item u = (group g of 4 channels, pair q), g the slowest index so
-/// that a warp's lanes read the same weights; the items of a partial last round are cut into
-/// single channels (kBalance).
-template <bool kBalance, typename Store>
+/// conv2 for `count` images. Item u = (group g of kCh channels, window, image), the image the
+/// fastest index (bank-conflict-free loads, see kPool1Image; 8 consecutive features per store)
+/// and g the slowest, so that a warp's lanes read the same weights.
+template <int kCh, typename Store>
 __device__ __forceinline__ void conv2_tile(const float* s_pool1, const float* s_w2, int count, Store store) {
-  const int t = static_cast<int>(threadIdx.x);
-  const int pairs = count * kPool2Pixels, items = (kC2 / 4) * pairs;
-  const int whole = kBalance ? items - items % kThreads : items;
-  for (int u = t; u < whole; u += kThreads) {
-    const int g = u / pairs;
-    conv2_item<4>(s_pool1, s_w2, u - g * pairs, 4 * g, store);
-  }
-  if constexpr (kBalance) {
-    const int rest = items - whole;  // < 256 items, 4 single-channel pieces each
-    for (int v = t; v < rest * 4; v += kThreads) {
-      const int j = v / rest, u = whole + v - j * rest, g = u / pairs;
-      conv2_item<1>(s_pool1, s_w2, u - g * pairs, 4 * g + j, store);
-    }
+  const int pairs = count * kPool2Pixels;
+  for (int u = static_cast<int>(threadIdx.x); u < (kC2 / kCh) * pairs; u += kThreads) {
+    const int g = u / pairs, rem = u - g * pairs;
+    const int win = rem / count, img = rem - win * count;
+    conv2_item<kCh>(s_pool1, s_w2, img, win, kCh * g, store);
   }
 }
 
@@ -395,7 +404,7 @@ template <int kVariant>
 __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
     lenet_fp32_limit(const float* __restrict__ images, int n, Weights w, float* __restrict__ scratch,
                      int scratch_images, float* __restrict__ logits, int* __restrict__ labels) {
-  constexpr bool kBalance = kVariant != kNoBalance;
+  constexpr int kConv2Channels = kVariant == kConv2By4 ? 4 : 8;
   extern __shared__ float4 smem4[];
   float* smem = reinterpret_cast<float*>(smem4);
   float* s_w1 = smem;
@@ -415,11 +424,11 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
     __syncthreads();  // the previous tile's conv2 is done with s_w2 (= s_in)
     load_tile(images + static_cast<std::size_t>(first) * kImagePixels, count, s_in);
     __syncthreads();
-    conv1_tile<kBalance>(s_in, s_w1, count, s_pool1);
+    conv1_tile(s_in, s_w1, count, s_pool1);
     __syncthreads();  // pool1 complete, the images dead: conv2's weights take their place
     for (int i = t; i < kPackConv2 / 4; i += kThreads)
       reinterpret_cast<float4*>(s_w2)[i] = __ldg(reinterpret_cast<const float4*>(w.conv + kPackConv1) + i);
-    if constexpr (kVariant != kNoPrefetch) {
+    {
       // The next tile's pixels (<= 25 KB, 196 lines of 128 B) towards L2 while conv2 computes.
       const int next = first + kConvTile;
       if (next < end) {
@@ -431,7 +440,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
     }
     __syncthreads();
     const int local = first - begin;
-    conv2_tile<kBalance>(s_pool1, s_w2, count, [=](int img, int f, float value) {
+    conv2_tile<kConv2Channels>(s_pool1, s_w2, count, [=](int img, int f, float value) {
       const int i = local + img;
       features[(static_cast<std::size_t>(i / kFcTile) * kFlat + f) * kFcTile + i % kFcTile] = value;
     });
