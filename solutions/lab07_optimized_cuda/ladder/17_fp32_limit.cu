@@ -12,8 +12,9 @@
 // about throughput. So is an image pointer that is not 16-byte aligned (the runner's always is).
 //
 // Knob, for measuring (read by prepare()):
-//   COURSE_LADDER_FP32_VARIANT=all|conv2-by-4|no-fc-pipeline
-//     all (default) is the rung; each other one leaves one of its changes out.
+//   COURSE_LADDER_FP32_VARIANT=all|conv2-by-8|no-fc-pipeline|conv2-tail-2|conv2-tail-1
+//     all (default) is the rung; the others are the alternatives measured above (the .cuh's
+//     Variant says what each one changes).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -42,9 +43,12 @@ Kernel pick_kernel() {
   const char* knob = std::getenv("COURSE_LADDER_FP32_VARIANT");
   const std::string v = knob != nullptr && *knob != '\0' ? knob : "all";
   if (v == "all") return fl::lenet_fp32_limit<fl::kAll>;
-  if (v == "conv2-by-4") return fl::lenet_fp32_limit<fl::kConv2By4>;
+  if (v == "conv2-by-8") return fl::lenet_fp32_limit<fl::kConv2By8>;
   if (v == "no-fc-pipeline") return fl::lenet_fp32_limit<fl::kNoFcPipeline>;
-  throw course::Error("COURSE_LADDER_FP32_VARIANT must be all, conv2-by-4 or no-fc-pipeline, got '" + v + "'");
+  if (v == "conv2-tail-2") return fl::lenet_fp32_limit<fl::kConv2Tail2>;
+  if (v == "conv2-tail-1") return fl::lenet_fp32_limit<fl::kConv2Tail1>;
+  throw course::Error(
+      "COURSE_LADDER_FP32_VARIANT must be all, conv2-by-8, no-fc-pipeline, conv2-tail-2 or conv2-tail-1, got '" + v + "'");
 }
 
 /// conv1 [6,1,5,5] + [6] and conv2 [16,6,5,5] + [16] in the kernel's order: per tap, the output

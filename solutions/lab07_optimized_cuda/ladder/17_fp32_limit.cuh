@@ -108,9 +108,11 @@ struct Weights {
   const float* fc3_b;  ///< [10]
 };
 
-// kAll: conv2 takes 8 channels per thread. kConv2By4: 4 channels per thread, as in rung 09.
-// kNoFcPipeline: fc1's chunks loaded one at a time (rung 09's way).
-enum Variant : int { kAll = 0, kConv2By4 = 1, kNoFcPipeline = 2 };
+// kAll is the rung: conv2 with 4 channels per thread (as rung 09). The others, for measuring:
+// kConv2By8: 8 channels per thread (fewer shared-memory loads per FFMA, half the items);
+// kConv2Tail2 / kConv2Tail1: the items of conv2's last, partial round cut into 2- or 1-channel
+// pieces (more threads share the tail); kNoFcPipeline: fc1's chunks one at a time (rung 09's way).
+enum Variant : int { kAll = 0, kConv2By8 = 1, kNoFcPipeline = 2, kConv2Tail2 = 3, kConv2Tail1 = 4 };
 
 /// v[0..kN) = src[0..kN), src 8-byte aligned.
 template <int kN>
@@ -124,18 +126,22 @@ __device__ __forceinline__ void load_row(const float* src, float (&v)[kN]) {
   }
 }
 
-/// kN in {4, 6, 8}: one broadcast load per 4 channels (float4; the last two of 6 as a float2).
+/// kN in {1, 2, 4, 6, 8}: one broadcast load per 4 channels (float4; a last pair as a float2).
 template <int kN>
 __device__ __forceinline__ void load_taps(const float* src, float (&w)[kN]) {
-  static_assert(kN == 4 || kN == 6 || kN == 8, "4, 6 or 8 channels");
+  if constexpr (kN == 1) {
+    w[0] = src[0];
+  } else {
+    static_assert(kN % 2 == 0, "1 or an even number of channels");
 #pragma unroll
-  for (int j = 0; j < kN / 4; ++j) {
-    const float4 q = reinterpret_cast<const float4*>(src)[j];
-    w[4 * j] = q.x, w[4 * j + 1] = q.y, w[4 * j + 2] = q.z, w[4 * j + 3] = q.w;
-  }
-  if constexpr (kN == 6) {
-    const float2 p = reinterpret_cast<const float2*>(src)[2];
-    w[4] = p.x, w[5] = p.y;
+    for (int j = 0; j < kN / 4; ++j) {
+      const float4 q = reinterpret_cast<const float4*>(src)[j];
+      w[4 * j] = q.x, w[4 * j + 1] = q.y, w[4 * j + 2] = q.z, w[4 * j + 3] = q.w;
+    }
+    if constexpr (kN % 4 == 2) {
+      const float2 p = reinterpret_cast<const float2*>(src)[kN / 2 - 1];
+      w[kN - 2] = p.x, w[kN - 1] = p.y;
+    }
   }
 }
 
@@ -236,14 +242,26 @@ __device__ __forceinline__ void conv2_item(const float* s_pool1, const float* s_
 
 /// conv2 for `count` images. Item u = (group g of kCh channels, window, image), the image the
 /// fastest index (bank-conflict-free loads, see kPool1Image; 8 consecutive features per store)
-/// and g the slowest, so that a warp's lanes read the same weights.
-template <int kCh, typename Store>
+/// and g the slowest, so that a warp's lanes read the same weights. kTailCh < kCh: the items of
+/// the last, partial round are cut into kCh / kTailCh pieces of kTailCh channels.
+template <int kCh, int kTailCh, typename Store>
 __device__ __forceinline__ void conv2_tile(const float* s_pool1, const float* s_w2, int count, Store store) {
-  const int pairs = count * kPool2Pixels;
-  for (int u = static_cast<int>(threadIdx.x); u < (kC2 / kCh) * pairs; u += kThreads) {
+  const int t = static_cast<int>(threadIdx.x);
+  const int pairs = count * kPool2Pixels, items = (kC2 / kCh) * pairs;
+  const int whole = kTailCh == kCh ? items : items - items % kThreads;
+  for (int u = t; u < whole; u += kThreads) {
     const int g = u / pairs, rem = u - g * pairs;
     const int win = rem / count, img = rem - win * count;
     conv2_item<kCh>(s_pool1, s_w2, img, win, kCh * g, store);
+  }
+  if constexpr (kTailCh != kCh) {
+    const int rest = items - whole;  // < 256 items; piece j of item whole + i is v = j * rest + i
+    for (int v = t; v < rest * (kCh / kTailCh); v += kThreads) {
+      const int j = v / rest, u = whole + v - j * rest;
+      const int g = u / pairs, rem = u - g * pairs;
+      const int win = rem / count, img = rem - win * count;
+      conv2_item<kTailCh>(s_pool1, s_w2, img, win, kCh * g + kTailCh * j, store);
+    }
   }
 }
 
@@ -404,7 +422,8 @@ template <int kVariant>
 __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
     lenet_fp32_limit(const float* __restrict__ images, int n, Weights w, float* __restrict__ scratch,
                      int scratch_images, float* __restrict__ logits, int* __restrict__ labels) {
-  constexpr int kConv2Channels = kVariant == kConv2By4 ? 4 : 8;
+  constexpr int kConv2Channels = kVariant == kConv2By8 ? 8 : 4;
+  constexpr int kConv2Tail = kVariant == kConv2Tail2 ? 2 : kVariant == kConv2Tail1 ? 1 : kConv2Channels;
   extern __shared__ float4 smem4[];
   float* smem = reinterpret_cast<float*>(smem4);
   float* s_w1 = smem;
@@ -440,7 +459,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
     }
     __syncthreads();
     const int local = first - begin;
-    conv2_tile<kConv2Channels>(s_pool1, s_w2, count, [=](int img, int f, float value) {
+    conv2_tile<kConv2Channels, kConv2Tail>(s_pool1, s_w2, count, [=](int img, int f, float value) {
       const int i = local + img;
       features[(static_cast<std::size_t>(i / kFcTile) * kFlat + f) * kFcTile + i % kFcTile] = value;
     });
