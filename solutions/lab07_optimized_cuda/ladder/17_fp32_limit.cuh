@@ -2,30 +2,25 @@
 //
 // The same plan as rung 09's lenet_kernel (kernels.cu): a persistent grid of 3 blocks of 256
 // threads per SM, each block an equal range of images, the convolutions on tiles of 8 images in
-// shared memory, the features through a per-block scratch area in L2, the fully connected layers on
-// tiles of 32 images. What changes is how the block's threads wait for each other and for memory:
+// shared memory (conv1: a thread per pooled pixel, all 6 channels; conv2: a thread per pooled
+// output, 4 channels), the features through a per-block scratch area in L2, the fully connected
+// layers on tiles of 32 images. The arithmetic is the same; what changes is where the data sits
+// in shared memory, because rung 09's limit is the shared-memory pipe, not the FMA pipe:
 //
-//  1. Every round is full. Rung 09 hands out its conv work in fixed items (conv1: a pooled pixel,
-//     6 channels, 600 FFMAs; conv2: a pooled output, 4 channels, 2,400 FFMAs): 1,568 conv1 items
-//     are 6 rounds of 256 threads and a 7th with one busy warp, 800 conv2 items 3 rounds and a 4th
-//     with one busy warp, and the other 7 warps wait at the next __syncthreads(). Here the whole
-//     rounds keep those items and the items of the last, partial round are cut into one-channel
-//     pieces (conv1: 192 pieces of 100 FFMAs; conv2: 128 of 600), which spread over the block. A
-//     thread's longest path per tile drops from 7 x 600 + 4 x 2,400 = 13,800 FFMAs to
-//     6 x 600 + 100 + 3 x 2,400 + 600 = 11,500 (the ideal, all work spread evenly: 11,175).
-//  2. One barrier less per tile: the images go into shared memory with their zero border in one
-//     pass (one thread per padded row: 7 float4 loads, 8 float4 stores), not zeros first, a
-//     barrier, then the pixels.
-//  3. The next tile's images are prefetched into L2 (prefetch.global.L2) while conv2 runs, so the
+//  1. Bank-conflict-free layouts (kInRow, kPool1Image below say how): padded image rows of 30
+//     floats with the zero border shared between neighbouring rows, and pool1's images 1,188
+//     floats apart with conv2's lanes running over the 8 images of a window first. Rung 09 spent
+//     31 % of its shared-memory wavefronts on bank conflicts; this kernel 5 % (ncu).
+//  2. The images go into shared memory with their zero border in one pass (one thread per padded
+//     row, 15 conflict-free float2 stores), not zeros first, a barrier, then the pixels.
+//  3. The next tile's pixels are prefetched into L2 (prefetch.global.L2) while conv2 runs, so a
 //     tile's first loads wait for L2, not for DRAM (the benchmark flushes L2 before every run).
 //  4. fc1's operand chunks (40 inputs x (32 images + 120 outputs)) are double-buffered with
-//     cp.async: chunk c + 2 is in flight while chunk c is multiplied; rung 09 loads a chunk, waits
-//     for it, multiplies it, and only then asks for the next.
-//  5. fc3 takes 320 threads' worth of (image, output) pairs instead of one thread per image, whose
-//     84-long chains of dependent FFMAs kept one warp busy while the block's 7 others waited.
+//     cp.async: chunk c + 2 is in flight while chunk c is multiplied.
+//  5. fc3 runs over 320 (output, image) pairs instead of one thread per image.
 //
-// Kernel<kVariant>: kAll is the rung; the others each leave one change out (for measuring what
-// each one buys; 17_fp32_limit.cu selects them with COURSE_LADDER_FP32_VARIANT).
+// lenet_fp32_limit<kVariant>: kAll is the rung; the others are the alternatives that were
+// measured against it (17_fp32_limit.cu selects them with COURSE_LADDER_FP32_VARIANT).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -109,10 +104,9 @@ struct Weights {
 };
 
 // kAll is the rung: conv2 with 4 channels per thread (as rung 09). The others, for measuring:
-// kConv2By8: 8 channels per thread (fewer shared-memory loads per FFMA, half the items);
-// kConv2Tail2 / kConv2Tail1: the items of conv2's last, partial round cut into 2- or 1-channel
-// pieces (more threads share the tail); kNoFcPipeline: fc1's chunks one at a time (rung 09's way).
-enum Variant : int { kAll = 0, kConv2By8 = 1, kNoFcPipeline = 2, kConv2Tail2 = 3, kConv2Tail1 = 4 };
+// kConv2By8: 8 channels per thread (fewer shared-memory loads per FFMA, but half the items, 1.56
+// rounds of 256 per tile); kNoFcPipeline: fc1's chunks one at a time (rung 09's way).
+enum Variant : int { kAll = 0, kConv2By8 = 1, kNoFcPipeline = 2 };
 
 /// v[0..kN) = src[0..kN), src 8-byte aligned.
 template <int kN>
@@ -126,22 +120,18 @@ __device__ __forceinline__ void load_row(const float* src, float (&v)[kN]) {
   }
 }
 
-/// kN in {1, 2, 4, 6, 8}: one broadcast load per 4 channels (float4; a last pair as a float2).
+/// kN in {4, 6, 8}: one broadcast load per 4 channels (float4; the last two of 6 as a float2).
 template <int kN>
 __device__ __forceinline__ void load_taps(const float* src, float (&w)[kN]) {
-  if constexpr (kN == 1) {
-    w[0] = src[0];
-  } else {
-    static_assert(kN % 2 == 0, "1 or an even number of channels");
+  static_assert(kN == 4 || kN == 6 || kN == 8, "4, 6 or 8 channels");
 #pragma unroll
-    for (int j = 0; j < kN / 4; ++j) {
-      const float4 q = reinterpret_cast<const float4*>(src)[j];
-      w[4 * j] = q.x, w[4 * j + 1] = q.y, w[4 * j + 2] = q.z, w[4 * j + 3] = q.w;
-    }
-    if constexpr (kN % 4 == 2) {
-      const float2 p = reinterpret_cast<const float2*>(src)[kN / 2 - 1];
-      w[kN - 2] = p.x, w[kN - 1] = p.y;
-    }
+  for (int j = 0; j < kN / 4; ++j) {
+    const float4 q = reinterpret_cast<const float4*>(src)[j];
+    w[4 * j] = q.x, w[4 * j + 1] = q.y, w[4 * j + 2] = q.z, w[4 * j + 3] = q.w;
+  }
+  if constexpr (kN == 6) {
+    const float2 p = reinterpret_cast<const float2*>(src)[2];
+    w[4] = p.x, w[5] = p.y;
   }
 }
 
@@ -217,8 +207,8 @@ __device__ __forceinline__ void conv1_item(const float* s_in, const float* s_w1,
 }
 
 /// conv1 for `count` images: item u = image * 196 + pooled pixel, all 6 channels. (Cutting the
-/// items of the last, partial round into single channels so that every round is full was tried:
-/// slower, see 17_fp32_limit.cu.)
+/// items of a partial last round into single channels, so that every round is full, measured
+/// slower: 17_fp32_limit.cu.)
 __device__ __forceinline__ void conv1_tile(const float* s_in, const float* s_w1, int count, float* s_pool1) {
   for (int u = static_cast<int>(threadIdx.x); u < count * kPool1Pixels; u += kThreads)
     conv1_item<kC1>(s_in, s_w1, u, 0, s_pool1);
@@ -242,26 +232,14 @@ __device__ __forceinline__ void conv2_item(const float* s_pool1, const float* s_
 
 /// conv2 for `count` images. Item u = (group g of kCh channels, window, image), the image the
 /// fastest index (bank-conflict-free loads, see kPool1Image; 8 consecutive features per store)
-/// and g the slowest, so that a warp's lanes read the same weights. kTailCh < kCh: the items of
-/// the last, partial round are cut into kCh / kTailCh pieces of kTailCh channels.
-template <int kCh, int kTailCh, typename Store>
+/// and g the slowest, so that a warp's lanes read the same weights.
+template <int kCh, typename Store>
 __device__ __forceinline__ void conv2_tile(const float* s_pool1, const float* s_w2, int count, Store store) {
-  const int t = static_cast<int>(threadIdx.x);
-  const int pairs = count * kPool2Pixels, items = (kC2 / kCh) * pairs;
-  const int whole = kTailCh == kCh ? items : items - items % kThreads;
-  for (int u = t; u < whole; u += kThreads) {
+  const int pairs = count * kPool2Pixels;
+  for (int u = static_cast<int>(threadIdx.x); u < (kC2 / kCh) * pairs; u += kThreads) {
     const int g = u / pairs, rem = u - g * pairs;
     const int win = rem / count, img = rem - win * count;
     conv2_item<kCh>(s_pool1, s_w2, img, win, kCh * g, store);
-  }
-  if constexpr (kTailCh != kCh) {
-    const int rest = items - whole;  // < 256 items; piece j of item whole + i is v = j * rest + i
-    for (int v = t; v < rest * (kCh / kTailCh); v += kThreads) {
-      const int j = v / rest, u = whole + v - j * rest;
-      const int g = u / pairs, rem = u - g * pairs;
-      const int win = rem / count, img = rem - win * count;
-      conv2_item<kTailCh>(s_pool1, s_w2, img, win, kCh * g + kTailCh * j, store);
-    }
   }
 }
 
@@ -423,7 +401,6 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
     lenet_fp32_limit(const float* __restrict__ images, int n, Weights w, float* __restrict__ scratch,
                      int scratch_images, float* __restrict__ logits, int* __restrict__ labels) {
   constexpr int kConv2Channels = kVariant == kConv2By8 ? 8 : 4;
-  constexpr int kConv2Tail = kVariant == kConv2Tail2 ? 2 : kVariant == kConv2Tail1 ? 1 : kConv2Channels;
   extern __shared__ float4 smem4[];
   float* smem = reinterpret_cast<float*>(smem4);
   float* s_w1 = smem;
@@ -459,7 +436,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
     }
     __syncthreads();
     const int local = first - begin;
-    conv2_tile<kConv2Channels, kConv2Tail>(s_pool1, s_w2, count, [=](int img, int f, float value) {
+    conv2_tile<kConv2Channels>(s_pool1, s_w2, count, [=](int img, int f, float value) {
       const int i = local + img;
       features[(static_cast<std::size_t>(i / kFcTile) * kFlat + f) * kFcTile + i % kFcTile] = value;
     });
