@@ -26,7 +26,9 @@
 //   - a first version with rung 09's layouts that made every conv round full by cutting the last,
 //     partial round's items into single-channel pieces, and stored the images as float4 rows 128
 //     bytes apart: 0.2827 ms against rung 09's 0.2722 (0.2608 without the cutting). The pieces
-//     and the stores added shared wavefronts to the pipe that was already the limit.
+//     and the stores added shared wavefronts to the pipe that was already the limit. In that version
+//     the L2 prefetch made no measurable difference (0.2838 ms without it); it is kept because it
+//     costs one instruction per thread per tile.
 //
 // Up to 128 images it is rung 09 (lab07::FastLeNet's one-block-per-image kernel): this rung is
 // about throughput. So is an image pointer that is not 16-byte aligned (the runner's always is).
