@@ -17,7 +17,7 @@ namespace {
 class RegisterBlocked final : public Rung {
  public:
   void prepare(const lab04::FoldedLeNet& net, int max_batch) override {
-    net_.reset();  // one FastLeNet at a time: its weights live in __constant__ memory
+    net_.reset();  // the old network's buffers go before the new one allocates its own
     net_ = std::make_unique<lab07::FastLeNet>(net, max_batch);
   }
   void forward(const float* d_images, int n, float* d_logits, int* d_labels, cudaStream_t stream) override {
