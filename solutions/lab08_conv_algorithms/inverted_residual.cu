@@ -33,6 +33,7 @@
 //     input channels; never MobileNetV2) runs a simple fused kernel instead (one thread per
 //     expanded value), kept as the fallback.
 // The workspace is 0 bytes.
+#include <cooperative_groups.h>
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -54,7 +55,8 @@ constexpr int kMicroRows = 8, kMicroCols = 4;          // a thread's micro-tile:
 constexpr int kExpandRowGroups = kChunk / kMicroRows;  // 4 threads share a column of the expansion
 constexpr int kProjectPasses = 2;                      // micro-tiles of accumulators per thread
 constexpr int kProjectWeightStride = kChunk + 4;       // 36 floats: rows 4 banks apart
-constexpr int kMaxOutTile = 128;                       // output channels per CTA, at most
+constexpr int kMaxOutTile = 256;                       // output channels per CTA, at most
+constexpr int kMaxSplit = 8;                           // CTAs per cluster sharing a tile (portable maximum)
 constexpr int kCtasPerSm = 2;                          // the register budget (__launch_bounds__)
 
 // The fallback kernel (see the top): one image and an 8x8 output tile per CTA.
@@ -101,6 +103,8 @@ struct Tiling {
   int tile_stride = 0;           // floats per channel of the depthwise output (% 4 == 0)
   int in_rows = 0;               // input channels rounded up to 4 (the expansion's K; extra rows are 0)
   int expand_stride = 0;         // floats per row of the staged expand weights: >= in_rows, 4 (mod 8)
+  int out_tile = 16;             // output channels per CTA (the kernel's kOutTile)
+  int split = 1;                 // CTAs (one cluster) sharing the tile's hidden channels (gridDim.z)
   std::int64_t smem_bytes = 0;
 };
 
@@ -130,9 +134,12 @@ static __device__ __forceinline__ void wait_async_copies() { asm volatile("cp.as
 /// acc[i][j] += sum_{k < k_end} a[i * a_row_step + k] * b[k * b_row_step + j] for the thread's
 /// 8 rows (i) and 4 columns (j), k_end a multiple of 4: per 4 values of k, 8 float4 loads of the
 /// weights (one per row) and 4 float4 loads of the pixels feed 128 multiply-adds.
+/// Rows i >= `rows` are skipped (a tile wider than the block's output channels: their weights would
+/// be zeros).
 static __device__ __forceinline__ void micro_tile_product(float (&acc)[kMicroRows][kMicroCols],
                                                           const float* __restrict__ a, int a_row_step,
-                                                          const float* __restrict__ b, int b_row_step, int k_end) {
+                                                          const float* __restrict__ b, int b_row_step, int k_end,
+                                                          int rows = kMicroRows) {
 #pragma unroll 1
   for (int k = 0; k < k_end; k += 4) {
     float4 pixels[4];
@@ -140,6 +147,7 @@ static __device__ __forceinline__ void micro_tile_product(float (&acc)[kMicroRow
     for (int kk = 0; kk < 4; ++kk) pixels[kk] = *reinterpret_cast<const float4*>(b + (k + kk) * b_row_step);
 #pragma unroll
     for (int i = 0; i < kMicroRows; ++i) {
+      if (i >= rows) break;
       const float4 w = *reinterpret_cast<const float4*>(a + i * a_row_step + k);
       const float wk[4] = {w.x, w.y, w.z, w.w};
 #pragma unroll
@@ -151,6 +159,18 @@ static __device__ __forceinline__ void micro_tile_product(float (&acc)[kMicroRow
       }
     }
   }
+}
+
+/// The one write of output channel o at the tile's pixel j: the projection sum + bias, + the input
+/// pixel when the block is residual. `x` is the CTA's first image of the input.
+static __device__ __forceinline__ void store_output(const BlockArgs& a, const float* __restrict__ x, int n0, int o,
+                                                    int j, int tile_plane, int p0, int q0, int cols, float v) {
+  const int plane = a.H * a.W;
+  const int g = j / tile_plane, r = j % tile_plane;
+  const int p = p0 + r / cols, q = q0 + r % cols;
+  v += a.wt.project_bias[o];
+  if (a.residual) v += x[(g * a.in + o) * plane + p * a.W + q];  // stride 1, in == out: (p, q) is an input pixel
+  a.y[((n0 + g) * a.out + o) * (a.P * a.Q) + p * a.Q + q] = v;
 }
 
 template <int kStride, int kOutTile>
@@ -221,6 +241,10 @@ static __global__ void __launch_bounds__(kThreads, kCtasPerSm) tiled_block_kerne
   const int expand_row = tid % kExpandRowGroups;    // expanded channels expand_row + 4 i
   const int project_row = tid % kProjectRowGroups;  // output channels o0 + project_row + kProjectRowGroups i
   const int project_col = (tid / kProjectRowGroups) * kMicroCols;
+  // The thread's output channels that exist (a tile wider than the block skips the others): the
+  // same count for every thread when out - o0 is a multiple of kProjectRowGroups.
+  const int out_rows = min(kOutTile, a.out - o0);
+  const int project_rows = min(kMicroRows, max(0, (out_rows - project_row + kProjectRowGroups - 1) / kProjectRowGroups));
   float acc[kProjectPasses][kMicroRows][kMicroCols];
 #pragma unroll
   for (int pass = 0; pass < kProjectPasses; ++pass)
@@ -229,7 +253,13 @@ static __global__ void __launch_bounds__(kThreads, kCtasPerSm) tiled_block_kerne
 #pragma unroll
       for (int j = 0; j < kMicroCols; ++j) acc[pass][i][j] = 0.0f;
 
-  for (int c0 = 0; c0 < a.hidden; c0 += kChunk) {
+  // This CTA's share of the hidden channels: all of them, or with a split (a cluster of
+  // gridDim.z CTAs on the same tile) the chunks of slice blockIdx.z; the slices' partial
+  // projections are summed through distributed shared memory at the end.
+  const int chunks = (a.hidden + kChunk - 1) / kChunk;
+  const int c_begin = static_cast<int>(blockIdx.z) * chunks / static_cast<int>(gridDim.z) * kChunk;
+  const int c_end = min(a.hidden, (static_cast<int>(blockIdx.z) + 1) * chunks / static_cast<int>(gridDim.z) * kChunk);
+  for (int c0 = c_begin; c0 < c_end; c0 += kChunk) {
     const int chunk = min(kChunk, a.hidden - c0);
     const int chunk_rows = round_up(chunk, 4);  // the projection's K (rows past `chunk` are 0)
 
@@ -240,9 +270,9 @@ static __global__ void __launch_bounds__(kThreads, kCtasPerSm) tiled_block_kerne
         const bool valid = c < chunk && k < a.in;
         copy_async(w_expand + i, a.wt.expand_weight + (valid ? (c0 + c) * a.in + k : 0), valid);
       }
-    for (int i = tid; i < kOutTile * kProjectWeightStride; i += kThreads) {
+    for (int i = tid; i < out_rows * kProjectWeightStride; i += kThreads) {  // rows past out_rows: never read
       const int o = i / kProjectWeightStride, c = i % kProjectWeightStride;
-      const bool valid = o0 + o < a.out && c < chunk;
+      const bool valid = c < chunk;
       copy_async(w_project + i, a.wt.project_weight + (valid ? (o0 + o) * a.hidden + c0 + c : 0), valid);
     }
     for (int i = tid; i < kChunk * 9; i += kThreads)
@@ -300,32 +330,69 @@ static __global__ void __launch_bounds__(kThreads, kCtasPerSm) tiled_block_kerne
       const int col = project_col + pass * kProjectColStep;
       if (col < tile_pixels)
         micro_tile_product(acc[pass], w_project + project_row * kProjectWeightStride,
-                           kProjectRowGroups * kProjectWeightStride, depthwise + col, t.tile_stride, chunk_rows);
+                           kProjectRowGroups * kProjectWeightStride, depthwise + col, t.tile_stride, chunk_rows,
+                           project_rows);
     }
     __syncthreads();  // the next chunk overwrites the weights, `expanded` and `depthwise`
   }
 
   // 5. Bias, residual, one write per output.
-  const int out_plane = a.P * a.Q;
+  if (gridDim.z == 1) {
+#pragma unroll
+    for (int pass = 0; pass < kProjectPasses; ++pass)
+#pragma unroll
+      for (int i = 0; i < kMicroRows; ++i) {
+        if (i >= project_rows) break;
+#pragma unroll
+        for (int jj = 0; jj < kMicroCols; ++jj) {
+          const int j = project_col + pass * kProjectColStep + jj;
+          if (j < tile_pixels)
+            store_output(a, x, n0, o0 + project_row + kProjectRowGroups * i, j, tile_plane, p0, q0, cols, acc[pass][i][jj]);
+        }
+      }
+    return;
+  }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  // A split: every CTA of the cluster holds a partial sum over its slice of the hidden channels.
+  // Each puts its partials in its own shared memory (free now: the loop ended with a barrier),
+  // then each sums 1/gridDim.z of the outputs over the cluster's CTAs in a fixed order (the
+  // result does not depend on which CTA finished first) and writes them.
+  namespace cg = cooperative_groups;
+  const cg::cluster_group cluster = cg::this_cluster();
+  float* partial = window;  // [out_rows][tile_stride]; make_tiling reserves room for it
 #pragma unroll
   for (int pass = 0; pass < kProjectPasses; ++pass) {
+    const int col = project_col + pass * kProjectColStep;
+    if (col >= tile_pixels) continue;
 #pragma unroll
     for (int i = 0; i < kMicroRows; ++i) {
-      const int o = o0 + project_row + kProjectRowGroups * i;
-      if (o >= a.out) continue;
-      const float bias = a.wt.project_bias[o];
-#pragma unroll
-      for (int jj = 0; jj < kMicroCols; ++jj) {
-        const int j = project_col + pass * kProjectColStep + jj;
-        if (j >= tile_pixels) continue;
-        const int g = j / tile_plane, r = j % tile_plane;
-        const int p = p0 + r / cols, q = q0 + r % cols;
-        float v = acc[pass][i][jj] + bias;
-        if (a.residual) v += x[(g * a.in + o) * plane + p * a.W + q];  // stride 1, in == out: (p, q) is an input pixel
-        a.y[((n0 + g) * a.out + o) * out_plane + p * a.Q + q] = v;
-      }
+      if (i >= project_rows) break;
+      *reinterpret_cast<float4*>(partial + (project_row + kProjectRowGroups * i) * t.tile_stride + col) =
+          make_float4(acc[pass][i][0], acc[pass][i][1], acc[pass][i][2], acc[pass][i][3]);
     }
   }
+  cluster.sync();
+  const int ranks = static_cast<int>(cluster.num_blocks()), rank = static_cast<int>(cluster.block_rank());
+  const int quads_per_row = t.tile_stride / 4;
+  for (int q4 = rank * kThreads + tid; q4 < out_rows * quads_per_row; q4 += ranks * kThreads) {
+    float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    for (int r = 0; r < ranks; ++r) {
+      const float4 v = *reinterpret_cast<const float4*>(cluster.map_shared_rank(partial, r) + q4 * 4);
+      sum.x += v.x;
+      sum.y += v.y;
+      sum.z += v.z;
+      sum.w += v.w;
+    }
+    const int o = o0 + q4 / quads_per_row, j0 = (q4 % quads_per_row) * 4;
+    const float s4[4] = {sum.x, sum.y, sum.z, sum.w};
+#pragma unroll
+    for (int jj = 0; jj < 4; ++jj)
+      if (j0 + jj < tile_pixels) store_output(a, x, n0, o, j0 + jj, tile_plane, p0, q0, cols, s4[jj]);
+  }
+  cluster.sync();  // no CTA leaves while another still reads its shared memory
+#else
+  __trap();  // the host splits only on sm_90+
+#endif
 }
 
 /// The fallback (see the top of the file): one image and an 8x8 output tile per CTA, 64 output
@@ -422,6 +489,7 @@ struct DeviceLimits {
   int sms = 0;
   int smem_per_cta = 0;  // the opt-in maximum per CTA
   int smem_per_sm = 0;
+  bool clusters = false;  // sm_90+: thread-block clusters and distributed shared memory (the split)
 };
 
 template <int kStride, int kOutTile>
@@ -430,28 +498,33 @@ void allow_smem(int bytes) {
                                   bytes));
 }
 
+template <int kStride>
+void allow_smem_all(int bytes) {
+  allow_smem<kStride, 16>(bytes);
+  allow_smem<kStride, 32>(bytes);
+  allow_smem<kStride, 64>(bytes);
+  allow_smem<kStride, 128>(bytes);
+  allow_smem<kStride, 256>(bytes);
+}
+
 const DeviceLimits& device_limits() {
   static const DeviceLimits limits = [] {
     DeviceLimits l;
-    int device = 0;
+    int device = 0, major = 0;
     CUDA_CHECK(cudaGetDevice(&device));
     CUDA_CHECK(cudaDeviceGetAttribute(&l.sms, cudaDevAttrMultiProcessorCount, device));
     CUDA_CHECK(cudaDeviceGetAttribute(&l.smem_per_cta, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
     CUDA_CHECK(cudaDeviceGetAttribute(&l.smem_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
-    allow_smem<1, 16>(l.smem_per_cta);
-    allow_smem<1, 32>(l.smem_per_cta);
-    allow_smem<1, 64>(l.smem_per_cta);
-    allow_smem<1, 128>(l.smem_per_cta);
-    allow_smem<2, 16>(l.smem_per_cta);
-    allow_smem<2, 32>(l.smem_per_cta);
-    allow_smem<2, 64>(l.smem_per_cta);
-    allow_smem<2, 128>(l.smem_per_cta);
+    CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    l.clusters = major >= 9;
+    allow_smem_all<1>(l.smem_per_cta);
+    allow_smem_all<2>(l.smem_per_cta);
     return l;
   }();
   return limits;
 }
 
-/// Output channels per CTA: the smallest of 16, 32, 64, 128 that holds `out` (128 beyond).
+/// Output channels per CTA: the smallest of 16, 32, 64, 128, 256 that holds `out` (256 beyond).
 int out_tile_for(int out) {
   int tile = 16;
   while (tile < out && tile < kMaxOutTile) tile *= 2;
@@ -459,15 +532,17 @@ int out_tile_for(int out) {
 }
 
 struct Shape {
-  int N, in, hidden, out, H, W, P, Q, stride, out_tile;
+  int N, in, hidden, out, H, W, P, Q, stride;
   bool expand;
 };
 
-Tiling make_tiling(const Shape& s, int images, int rows, int cols) {
+Tiling make_tiling(const Shape& s, int out_tile, int split, int images, int rows, int cols) {
   Tiling t;
   t.images = images;
   t.rows = rows;
   t.cols = cols;
+  t.out_tile = out_tile;
+  t.split = split;
   t.tiles_p = (s.P + rows - 1) / rows;
   t.tiles_q = (s.Q + cols - 1) / cols;
   const int win_rows = std::min(s.H, (rows - 1) * s.stride + 3), win_cols = std::min(s.W, (cols - 1) * s.stride + 3);
@@ -475,72 +550,105 @@ Tiling make_tiling(const Shape& s, int images, int rows, int cols) {
   t.tile_stride = round_up(images * rows * cols, 4);
   t.in_rows = round_up(s.in, 4);
   t.expand_stride = round_up(s.in + 4, 8) - 4;
-  const std::int64_t floats = std::int64_t{t.in_rows} * t.window_stride +
-                              (s.expand ? std::int64_t{kChunk} * (t.window_stride + t.expand_stride) : 0) +
-                              std::int64_t{kChunk} * t.tile_stride + s.out_tile * kProjectWeightStride + kChunk * 11 +
-                              2 * std::int64_t{t.tile_stride};  // + pixel_taps
+  std::int64_t floats = std::int64_t{t.in_rows} * t.window_stride +
+                        (s.expand ? std::int64_t{kChunk} * (t.window_stride + t.expand_stride) : 0) +
+                        std::int64_t{kChunk} * t.tile_stride + out_tile * kProjectWeightStride + kChunk * 11 +
+                        2 * std::int64_t{t.tile_stride};  // + pixel_taps
+  // A split sums its partial projections in the shared memory of the whole loop, reused.
+  if (split > 1) floats = std::max<std::int64_t>(floats, std::int64_t{out_tile} * t.tile_stride);
   t.smem_bytes = floats * 4;
   return t;
 }
 
 /// A rough time for the block with this tiling, in thread-steps of one SM: the work of one CTA
-/// (per chunk: the expansion's and projection's micro-tile steps, the depthwise step, a fixed
-/// cost for the barriers and the weight staging), times the CTAs each SM runs in turn.
+/// (per chunk of its slice: the expansion's and projection's micro-tile steps, the depthwise
+/// step, a fixed cost for the barriers and the weight staging; with a split, the sum of the
+/// partials), times the CTAs each SM runs in turn.
 double estimated_cost(const Shape& s, const Tiling& t, const DeviceLimits& d) {
   const double window = t.window_stride, tile = t.tile_stride;
   const auto steps = [](double items) { return std::ceil(items / kThreads); };
-  const double chunks = std::ceil(s.hidden / static_cast<double>(kChunk));
+  const double chunks = std::ceil(std::ceil(s.hidden / static_cast<double>(kChunk)) / t.split);
   const double expand = s.expand ? steps(kExpandRowGroups * window / 4) * round_up(s.in, 4) * 32.0 : 0.0;
   const double depthwise = steps(tile * kChunk) * 30.0;
-  const double project = steps(s.out_tile / kMicroRows * tile / 4) * kChunk * 32.0;
-  const double per_cta = chunks * (expand + depthwise + project + 600.0) + steps(t.in_rows * window) * 20.0;
+  // Rows of the tile past the block's output channels are skipped.
+  const double rows_used = std::min(1.0, s.out / static_cast<double>(t.out_tile));
+  const double project = steps(t.out_tile / kMicroRows * tile / 4) * kChunk * 32.0 * rows_used;
+  const double reduce = t.split > 1 ? steps(t.out_tile * rows_used * tile / 4 / t.split) * t.split * 40.0 + 1500.0 : 0.0;
+  const double per_cta = chunks * (expand + depthwise + project + 600.0) + steps(t.in_rows * window) * 20.0 + reduce;
   // Up to `resident` CTAs share an SM; two of them overlap well (one CTA of 8 warps leaves the
   // FP32 pipes idle much of the time), so an SM finishes a pair in ~1.2 times one CTA's time.
   const int resident = static_cast<int>(std::min<std::int64_t>(kCtasPerSm, d.smem_per_sm / (t.smem_bytes + 1024)));
   if (resident < 1) return 1e30;
   const double ctas = std::ceil(s.N / static_cast<double>(t.images)) * t.tiles_p * t.tiles_q *
-                      std::ceil(s.out / static_cast<double>(s.out_tile));
+                      std::ceil(s.out / static_cast<double>(t.out_tile)) * t.split;
   const double per_sm = std::ceil(ctas / d.sms);  // CTAs the busiest SM runs
   const double rounds = std::ceil(per_sm / resident);
   return rounds * per_cta * (std::min<double>(per_sm, resident) > 1 ? 1.2 : 1.0);
 }
 
-/// The cheapest tiling by estimated_cost among: g whole images per CTA (small images), or bands
-/// of `rows` output rows of one image (as wide as the image when the accumulators allow). Returns
-/// false when no tile fits in shared memory.
+/// The cheapest tiling by estimated_cost among: output tiles of out_tile_for(out) channels or 128
+/// (wide blocks: more pixels per CTA, several CTAs on the channels); g whole images per CTA
+/// (small images) or bands of `rows` output rows of one image (as wide as the image when the
+/// accumulators allow); and the hidden channels in 1, 2, 4 or 8 slices (a cluster per tile, sm_90+).
+/// Returns false when no tile fits in shared memory.
 bool choose_tiling(const Shape& s, const DeviceLimits& d, Tiling& best) {
-  const int capacity = tile_pixel_capacity(s.out_tile);
   double best_cost = 0.0;
   bool found = false;
-  const auto consider = [&](int images, int rows, int cols) {
-    const Tiling t = make_tiling(s, images, rows, cols);
-    if (t.smem_bytes > d.smem_per_cta) return;
-    const double cost = estimated_cost(s, t, d);
-    if (!found || cost < best_cost) {
-      best = t;
-      best_cost = cost;
-      found = true;
+  const int chunks = (s.hidden + kChunk - 1) / kChunk;
+  const int widest = out_tile_for(s.out);
+  for (int out_tile : {widest, 128}) {
+    if (out_tile > widest || (out_tile == 128 && widest == 128)) continue;
+    const int capacity = tile_pixel_capacity(out_tile);
+    for (int split = 1; split <= kMaxSplit && split <= chunks; split *= 2) {
+      if (split > 1 && !d.clusters) break;
+      const auto consider = [&](int images, int rows, int cols) {
+        const Tiling t = make_tiling(s, out_tile, split, images, rows, cols);
+        if (t.smem_bytes > d.smem_per_cta) return;
+        const double cost = estimated_cost(s, t, d);
+        if (!found || cost < best_cost) {
+          best = t;
+          best_cost = cost;
+          found = true;
+        }
+      };
+      const std::int64_t image_pixels = std::int64_t{s.P} * s.Q;
+      if (image_pixels <= capacity)
+        for (int g = 1; g <= s.N && g * image_pixels <= capacity; ++g) consider(g, s.P, s.Q);
+      const int cols = std::min(s.Q, capacity);
+      for (int rows = 1; rows <= s.P && rows * cols <= capacity; ++rows) consider(1, rows, cols);
     }
-  };
-  const std::int64_t image_pixels = std::int64_t{s.P} * s.Q;
-  if (image_pixels <= capacity)
-    for (int g = 1; g <= s.N && g * image_pixels <= capacity; ++g) consider(g, s.P, s.Q);
-  const int cols = std::min(s.Q, capacity);
-  for (int rows = 1; rows <= s.P && rows * cols <= capacity; ++rows) consider(1, rows, cols);
+  }
   return found;
 }
 
-template <int kStride>
-void launch_tiled(const BlockArgs& args, int out_tile, cudaStream_t stream) {
+template <int kStride, int kOutTile>
+void launch_tiled_as(const BlockArgs& args, cudaStream_t stream) {
   const Tiling& t = args.tiling;
   const std::int64_t ctas = (args.N + t.images - 1) / t.images * std::int64_t{t.tiles_p} * t.tiles_q;  // <= N*P*Q
-  const dim3 grid(static_cast<unsigned>(ctas), static_cast<unsigned>((args.out + out_tile - 1) / out_tile));
-  const auto smem = static_cast<std::size_t>(t.smem_bytes);
-  switch (out_tile) {
-    case 16: tiled_block_kernel<kStride, 16><<<grid, kThreads, smem, stream>>>(args); break;
-    case 32: tiled_block_kernel<kStride, 32><<<grid, kThreads, smem, stream>>>(args); break;
-    case 64: tiled_block_kernel<kStride, 64><<<grid, kThreads, smem, stream>>>(args); break;
-    default: tiled_block_kernel<kStride, 128><<<grid, kThreads, smem, stream>>>(args); break;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(static_cast<unsigned>(ctas), static_cast<unsigned>((args.out + kOutTile - 1) / kOutTile),
+                        static_cast<unsigned>(t.split));
+  config.blockDim = dim3(kThreads);
+  config.dynamicSmemBytes = static_cast<std::size_t>(t.smem_bytes);
+  config.stream = stream;
+  cudaLaunchAttribute cluster[1];
+  cluster[0].id = cudaLaunchAttributeClusterDimension;
+  cluster[0].val.clusterDim.x = 1;
+  cluster[0].val.clusterDim.y = 1;
+  cluster[0].val.clusterDim.z = static_cast<unsigned>(t.split);  // the slices of one tile: one cluster
+  config.attrs = cluster;
+  config.numAttrs = t.split > 1 ? 1 : 0;
+  CUDA_CHECK(cudaLaunchKernelEx(&config, tiled_block_kernel<kStride, kOutTile>, args));
+}
+
+template <int kStride>
+void launch_tiled(const BlockArgs& args, cudaStream_t stream) {
+  switch (args.tiling.out_tile) {
+    case 16: launch_tiled_as<kStride, 16>(args, stream); break;
+    case 32: launch_tiled_as<kStride, 32>(args, stream); break;
+    case 64: launch_tiled_as<kStride, 64>(args, stream); break;
+    case 128: launch_tiled_as<kStride, 128>(args, stream); break;
+    default: launch_tiled_as<kStride, 256>(args, stream); break;
   }
 }
 
@@ -574,13 +682,13 @@ void inverted_residual_block(const InvertedResidualWeights& weights, const float
 
   const int P = (H - 1) / stride + 1, Q = (W - 1) / stride + 1;
   const bool residual = stride == 1 && in == out;
-  const Shape shape{N, in, hidden, out, H, W, P, Q, stride, out_tile_for(out), expand};
+  const Shape shape{N, in, hidden, out, H, W, P, Q, stride, expand};
   BlockArgs args{weights, d_input, d_output, N, in, hidden, out, H, W, P, Q, residual, Tiling{}};
   if (choose_tiling(shape, device_limits(), args.tiling)) {
     if (stride == 1)
-      launch_tiled<1>(args, shape.out_tile, stream);
+      launch_tiled<1>(args, stream);
     else
-      launch_tiled<2>(args, shape.out_tile, stream);
+      launch_tiled<2>(args, stream);
   } else {
     const int tiles_p = (P + kFallbackTile - 1) / kFallbackTile, tiles_q = (Q + kFallbackTile - 1) / kFallbackTile;
     const std::int64_t ctas = std::int64_t{N} * tiles_p * tiles_q;  // <= N*P*Q <= INT_MAX
