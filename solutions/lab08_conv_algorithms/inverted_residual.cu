@@ -52,7 +52,6 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kChunk = 32;                             // hidden channels per pass through shared memory
 constexpr int kMicroRows = 8, kMicroCols = 4;          // a thread's micro-tile: 8 channels x 4 pixels
-constexpr int kExpandRowGroups = kChunk / kMicroRows;  // 4 threads share a column of the expansion
 constexpr int kProjectPasses = 2;                      // micro-tiles of accumulators per thread
 constexpr int kProjectWeightStride = kChunk + 4;       // 36 floats: rows 4 banks apart
 constexpr int kMaxOutTile = 256;                       // output channels per CTA, at most
@@ -105,6 +104,7 @@ struct Tiling {
   int expand_stride = 0;         // floats per row of the staged expand weights: >= in_rows, 4 (mod 8)
   int out_tile = 16;             // output channels per CTA (the kernel's kOutTile)
   int split = 1;                 // CTAs (one cluster) sharing the tile's hidden channels (gridDim.z)
+  int expand_rows = 8;           // channels per micro-tile of the expansion: 8, 4 or 2 (expand_chunk)
   std::int64_t smem_bytes = 0;
 };
 
@@ -132,22 +132,24 @@ static __device__ __forceinline__ void copy_async(float* dst, const float* src, 
 static __device__ __forceinline__ void wait_async_copies() { asm volatile("cp.async.wait_all;\n" ::); }
 
 /// acc[i][j] += sum_{k < k_end} a[i * a_row_step + k] * b[k * b_row_step + j] for the thread's
-/// 8 rows (i) and 4 columns (j), k_end a multiple of 4: per 4 values of k, 8 float4 loads of the
-/// weights (one per row) and 4 float4 loads of the pixels feed 128 multiply-adds.
-/// Rows i >= `rows` are skipped (a tile wider than the block's output channels: their weights would
-/// be zeros).
-static __device__ __forceinline__ void micro_tile_product(float (&acc)[kMicroRows][kMicroCols],
+/// kRows rows (i) and 4 columns (j), k_end a multiple of 4: per 4 values of k, kRows float4 loads
+/// of the weights (one per row) and 4 float4 loads of the pixels feed 16 kRows multiply-adds (128
+/// for 8 rows). With kGuard, rows i >= `rows` are skipped (a tile wider than the block's output
+/// channels: their weights would be zeros); a separate instantiation, because the test inside the
+/// unrolled loop costs the unguarded case 3-8 % (measured).
+template <int kRows, bool kGuard>
+static __device__ __forceinline__ void micro_tile_product(float (&acc)[kRows][kMicroCols],
                                                           const float* __restrict__ a, int a_row_step,
                                                           const float* __restrict__ b, int b_row_step, int k_end,
-                                                          int rows = kMicroRows) {
+                                                          int rows) {
 #pragma unroll 1
   for (int k = 0; k < k_end; k += 4) {
     float4 pixels[4];
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk) pixels[kk] = *reinterpret_cast<const float4*>(b + (k + kk) * b_row_step);
 #pragma unroll
-    for (int i = 0; i < kMicroRows; ++i) {
-      if (i >= rows) break;
+    for (int i = 0; i < kRows; ++i) {
+      if (kGuard && i >= rows) break;
       const float4 w = *reinterpret_cast<const float4*>(a + i * a_row_step + k);
       const float wk[4] = {w.x, w.y, w.z, w.w};
 #pragma unroll
@@ -157,6 +159,32 @@ static __device__ __forceinline__ void micro_tile_product(float (&acc)[kMicroRow
         acc[i][2] = fmaf(wk[kk], pixels[kk].z, acc[i][2]);
         acc[i][3] = fmaf(wk[kk], pixels[kk].w, acc[i][3]);
       }
+    }
+  }
+}
+
+/// The expansion of one chunk: [kChunk x in] weights x [in x window pixels] + bias, ReLU6 ->
+/// `expanded`, in micro-tiles of kRows channels x 4 pixels. 8 rows make the fewest loads per
+/// multiply-add, but a small window (one 7 x 7 image: 13 columns of 4 pixels) then gives only 52
+/// micro-tiles for 256 threads; the host picks fewer rows per thread there (Tiling::expand_rows).
+template <int kRows>
+static __device__ __forceinline__ void expand_chunk(const Tiling& t, const float* __restrict__ w_expand,
+                                                    const float* __restrict__ b_expand, const float* __restrict__ window,
+                                                    float* __restrict__ expanded, int window_pixels, int tid) {
+  constexpr int kGroups = kChunk / kRows;  // threads sharing a column of 4 pixels
+  const int row = tid % kGroups;           // expanded channels row + kGroups i
+  const int items = kGroups * (round_up(window_pixels, 4) / 4);
+  for (int item = tid; item < items; item += kThreads) {
+    const int col = (item / kGroups) * kMicroCols;
+    float e[kRows][kMicroCols] = {};
+    micro_tile_product<kRows, false>(e, w_expand + row * t.expand_stride, kGroups * t.expand_stride, window + col,
+                                     t.window_stride, t.in_rows, kRows);
+#pragma unroll
+    for (int i = 0; i < kRows; ++i) {
+      const int c = row + kGroups * i;
+      const float bias = b_expand[c];
+      *reinterpret_cast<float4*>(expanded + c * t.window_stride + col) =
+          make_float4(relu6(e[i][0] + bias), relu6(e[i][1] + bias), relu6(e[i][2] + bias), relu6(e[i][3] + bias));
     }
   }
 }
@@ -238,7 +266,6 @@ static __global__ void __launch_bounds__(kThreads, kCtasPerSm) tiled_block_kerne
     pixel_taps[j] = make_int2(base, inside);
   }
 
-  const int expand_row = tid % kExpandRowGroups;    // expanded channels expand_row + 4 i
   const int project_row = tid % kProjectRowGroups;  // output channels o0 + project_row + kProjectRowGroups i
   const int project_col = (tid / kProjectRowGroups) * kMicroCols;
   // The thread's output channels that exist (a tile wider than the block skips the others): the
@@ -286,19 +313,10 @@ static __global__ void __launch_bounds__(kThreads, kCtasPerSm) tiled_block_kerne
 
     // 2. Expansion: [kChunk x in] x [in x window pixels] + bias, ReLU6 -> expanded.
     if (expand) {
-      const int items = kExpandRowGroups * (round_up(window_pixels, 4) / 4);
-      for (int item = tid; item < items; item += kThreads) {
-        const int col = (item / kExpandRowGroups) * kMicroCols;
-        float e[kMicroRows][kMicroCols] = {};
-        micro_tile_product(e, w_expand + expand_row * t.expand_stride, kExpandRowGroups * t.expand_stride,
-                           window + col, t.window_stride, t.in_rows);
-#pragma unroll
-        for (int i = 0; i < kMicroRows; ++i) {
-          const int c = expand_row + kExpandRowGroups * i;
-          const float bias = b_expand[c];
-          *reinterpret_cast<float4*>(expanded + c * t.window_stride + col) =
-              make_float4(relu6(e[i][0] + bias), relu6(e[i][1] + bias), relu6(e[i][2] + bias), relu6(e[i][3] + bias));
-        }
+      switch (t.expand_rows) {
+        case 8: expand_chunk<8>(t, w_expand, b_expand, window, expanded, window_pixels, tid); break;
+        case 4: expand_chunk<4>(t, w_expand, b_expand, window, expanded, window_pixels, tid); break;
+        default: expand_chunk<2>(t, w_expand, b_expand, window, expanded, window_pixels, tid); break;
       }
       __syncthreads();
     }
@@ -328,10 +346,14 @@ static __global__ void __launch_bounds__(kThreads, kCtasPerSm) tiled_block_kerne
 #pragma unroll
     for (int pass = 0; pass < kProjectPasses; ++pass) {
       const int col = project_col + pass * kProjectColStep;
-      if (col < tile_pixels)
-        micro_tile_product(acc[pass], w_project + project_row * kProjectWeightStride,
-                           kProjectRowGroups * kProjectWeightStride, depthwise + col, t.tile_stride, chunk_rows,
-                           project_rows);
+      if (col >= tile_pixels) continue;
+      const float* w = w_project + project_row * kProjectWeightStride;
+      if (project_rows == kMicroRows)
+        micro_tile_product<kMicroRows, false>(acc[pass], w, kProjectRowGroups * kProjectWeightStride, depthwise + col,
+                                              t.tile_stride, chunk_rows, kMicroRows);
+      else
+        micro_tile_product<kMicroRows, true>(acc[pass], w, kProjectRowGroups * kProjectWeightStride, depthwise + col,
+                                             t.tile_stride, chunk_rows, project_rows);
     }
     __syncthreads();  // the next chunk overwrites the weights, `expanded` and `depthwise`
   }
@@ -536,6 +558,27 @@ struct Shape {
   bool expand;
 };
 
+/// The expansion's micro-tile height for a window of `window` pixels (a multiple of 4), and its
+/// time per input channel in thread-steps: per 4 channels of K a micro-tile of R rows issues 16 R
+/// multiply-adds and R + 4 float4 loads (counted twice: they also wait on shared memory), and
+/// the CTA runs ceil(items / 256) rounds of them; scaled so that 8 rows cost 32 per channel, the
+/// unit of estimated_cost. Fewer rows win when the window is too small to give every thread an
+/// 8-row micro-tile.
+int expand_rows_for(int window, double* cost_per_k) {
+  int best = 8;
+  double best_cost = 0.0;
+  for (int rows : {8, 4, 2}) {
+    const double items = (kChunk / rows) * (window / 4.0);
+    const double cost = std::ceil(items / kThreads) * (16.0 * rows + 2.0 * (rows + 4)) * (32.0 / 152.0);
+    if (rows == 8 || cost < best_cost) {
+      best = rows;
+      best_cost = cost;
+    }
+  }
+  if (cost_per_k) *cost_per_k = best_cost;
+  return best;
+}
+
 Tiling make_tiling(const Shape& s, int out_tile, int split, int images, int rows, int cols) {
   Tiling t;
   t.images = images;
@@ -550,6 +593,7 @@ Tiling make_tiling(const Shape& s, int out_tile, int split, int images, int rows
   t.tile_stride = round_up(images * rows * cols, 4);
   t.in_rows = round_up(s.in, 4);
   t.expand_stride = round_up(s.in + 4, 8) - 4;
+  t.expand_rows = expand_rows_for(t.window_stride, nullptr);
   std::int64_t floats = std::int64_t{t.in_rows} * t.window_stride +
                         (s.expand ? std::int64_t{kChunk} * (t.window_stride + t.expand_stride) : 0) +
                         std::int64_t{kChunk} * t.tile_stride + out_tile * kProjectWeightStride + kChunk * 11 +
@@ -568,7 +612,9 @@ double estimated_cost(const Shape& s, const Tiling& t, const DeviceLimits& d) {
   const double window = t.window_stride, tile = t.tile_stride;
   const auto steps = [](double items) { return std::ceil(items / kThreads); };
   const double chunks = std::ceil(std::ceil(s.hidden / static_cast<double>(kChunk)) / t.split);
-  const double expand = s.expand ? steps(kExpandRowGroups * window / 4) * round_up(s.in, 4) * 32.0 : 0.0;
+  double expand_per_k = 0.0;
+  expand_rows_for(t.window_stride, &expand_per_k);
+  const double expand = s.expand ? expand_per_k * round_up(s.in, 4) : 0.0;
   const double depthwise = steps(tile * kChunk) * 30.0;
   // Rows of the tile past the block's output channels are skipped.
   const double rows_used = std::min(1.0, s.out / static_cast<double>(t.out_tile));
@@ -597,7 +643,7 @@ bool choose_tiling(const Shape& s, const DeviceLimits& d, Tiling& best) {
   const int chunks = (s.hidden + kChunk - 1) / kChunk;
   const int widest = out_tile_for(s.out);
   for (int out_tile : {widest, 128}) {
-    if (out_tile > widest || (out_tile == 128 && widest == 128)) continue;
+    if (out_tile == 128 && widest <= 128) continue;  // the second candidate, only for blocks wider than 128
     const int capacity = tile_pixel_capacity(out_tile);
     for (int split = 1; split <= kMaxSplit && split <= chunks; split *= 2) {
       if (split > 1 && !d.clusters) break;
