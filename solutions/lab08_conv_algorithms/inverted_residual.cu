@@ -19,7 +19,8 @@
 //   - The hidden channels go through in chunks of 32. Per chunk: (1) the expansion is a small
 //     GEMM, [32 x in] weights times the [in x window pixels] input, each thread computing an
 //     8-channel x 4-pixel micro-tile from float4 shared-memory loads (12 loads per 128
-//     multiply-adds), + bias, ReLU6, into shared memory; (2) the depthwise 3x3 + bias + ReLU6 of
+//     multiply-adds; 4 or 2 channels when the window is too small to give all 256 threads 8),
+//     + bias, ReLU6, into shared memory; (2) the depthwise 3x3 + bias + ReLU6 of
 //     the chunk from there into a second shared array (zero padding = positions outside the
 //     image count as 0, NOT relu6(expand bias); a per-pixel table of window offset and tap mask,
 //     built once per CTA, spares the integer arithmetic); (3) the projection is a second GEMM, [out x 32]
@@ -27,8 +28,17 @@
 //   - The weights of the chunk are staged in shared memory with row strides of 4 (mod 8) floats,
 //     so that the micro-tiles' float4 loads of different rows hit different banks.
 //   - At the end: + projection bias, + the input pixel when the block is residual, one write.
-//   - A CTA covers at most 128 output channels (its accumulators live in registers); wider
-//     blocks use several CTAs per tile (blockIdx.y), each recomputing the expansion.
+//   - A CTA covers up to 256 output channels (64 accumulators per thread: 256 channels x 64
+//     pixels or 128 x 128, ...; the rows of a tile past the block's channels are skipped, so a
+//     160-channel block is one CTA of 256 and does not compute its expansion twice). Wider blocks
+//     use several CTAs per tile (blockIdx.y), each recomputing the expansion.
+//   - Split over the hidden channels (sm_90+): when the tiles alone are too few to fill the GPU
+//     (wide blocks at batch 32, any block at batch 1), a cluster of 2, 4 or 8 CTAs shares a tile,
+//     each expanding, filtering and projecting its own slice of the hidden chunks (blockIdx.z);
+//     at the end each CTA puts its partial projection in its shared memory and each sums a part
+//     of the outputs over the cluster's CTAs through distributed shared memory, in a fixed order
+//     (deterministic), then writes it. Nothing goes through global memory, no atomics, no second
+//     kernel. The cost model weighs this against the window each CTA stages again.
 //   - A block whose window cannot fit in shared memory even for one output pixel (thousands of
 //     input channels; never MobileNetV2) runs a simple fused kernel instead (one thread per
 //     expanded value), kept as the fallback.
