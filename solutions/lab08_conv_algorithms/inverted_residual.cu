@@ -407,6 +407,8 @@ static __global__ void __launch_bounds__(kThreads, kCtasPerSm) tiled_block_kerne
   const int ranks = static_cast<int>(cluster.num_blocks()), rank = static_cast<int>(cluster.block_rank());
   const int quads_per_row = t.tile_stride / 4;
   for (int q4 = rank * kThreads + tid; q4 < out_rows * quads_per_row; q4 += ranks * kThreads) {
+    const int o = o0 + q4 / quads_per_row, j0 = (q4 % quads_per_row) * 4;
+    if (j0 >= tile_pixels) continue;  // never written: a partial tile (the last band, the last images)
     float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     for (int r = 0; r < ranks; ++r) {
       const float4 v = *reinterpret_cast<const float4*>(cluster.map_shared_rank(partial, r) + q4 * 4);
@@ -415,7 +417,6 @@ static __global__ void __launch_bounds__(kThreads, kCtasPerSm) tiled_block_kerne
       sum.z += v.z;
       sum.w += v.w;
     }
-    const int o = o0 + q4 / quads_per_row, j0 = (q4 % quads_per_row) * 4;
     const float s4[4] = {sum.x, sum.y, sum.z, sum.w};
 #pragma unroll
     for (int jj = 0; jj < 4; ++jj)
@@ -652,8 +653,9 @@ bool choose_tiling(const Shape& s, const DeviceLimits& d, Tiling& best) {
   bool found = false;
   const int chunks = (s.hidden + kChunk - 1) / kChunk;
   const int widest = out_tile_for(s.out);
-  for (int out_tile : {widest, 128}) {
-    if (out_tile == 128 && widest <= 128) continue;  // the second candidate, only for blocks wider than 128
+  const int candidates[2] = {widest, 128};  // the second only for blocks wider than 128
+  for (int ci = 0; ci < (widest > 128 ? 2 : 1); ++ci) {
+    const int out_tile = candidates[ci];
     const int capacity = tile_pixel_capacity(out_tile);
     for (int split = 1; split <= kMaxSplit && split <= chunks; split *= 2) {
       if (split > 1 && !d.clusters) break;
