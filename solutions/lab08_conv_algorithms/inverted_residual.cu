@@ -19,7 +19,8 @@
 //   - The hidden channels go through in chunks of 32. Per chunk: (1) the expansion is a small
 //     GEMM, [32 x in] weights times the [in x window pixels] input, each thread computing an
 //     8-channel x 4-pixel micro-tile from float4 shared-memory loads (12 loads per 128
-//     multiply-adds), + bias, ReLU6, into shared memory; (2) the depthwise 3x3 + bias + ReLU6 of
+//     multiply-adds; 4 or 2 channels when the window is too small to give all 256 threads 8),
+//     + bias, ReLU6, into shared memory; (2) the depthwise 3x3 + bias + ReLU6 of
 //     the chunk from there into a second shared array (zero padding = positions outside the
 //     image count as 0, NOT relu6(expand bias); a per-pixel table of window offset and tap mask,
 //     built once per CTA, spares the integer arithmetic); (3) the projection is a second GEMM, [out x 32]
@@ -27,12 +28,31 @@
 //   - The weights of the chunk are staged in shared memory with row strides of 4 (mod 8) floats,
 //     so that the micro-tiles' float4 loads of different rows hit different banks.
 //   - At the end: + projection bias, + the input pixel when the block is residual, one write.
-//   - A CTA covers at most 128 output channels (its accumulators live in registers); wider
-//     blocks use several CTAs per tile (blockIdx.y), each recomputing the expansion.
+//   - A CTA covers up to 256 output channels (64 accumulators per thread: 256 channels x 64
+//     pixels or 128 x 128, ...; the rows of a tile past the block's channels are skipped, so a
+//     160-channel block is one CTA of 256 and does not compute its expansion twice). Wider blocks
+//     use several CTAs per tile (blockIdx.y), each recomputing the expansion.
+//   - Split over the hidden channels (sm_90+): when the tiles alone are too few to fill the GPU
+//     (wide blocks at batch 32, any block at batch 1), a cluster of 2, 4 or 8 CTAs shares a tile,
+//     each expanding, filtering and projecting its own slice of the hidden chunks (blockIdx.z);
+//     at the end each CTA puts its partial projection in its shared memory and each sums a part
+//     of the outputs over the cluster's CTAs through distributed shared memory, in a fixed order
+//     (deterministic), then writes it. Nothing goes through global memory, no atomics, no second
+//     kernel. The cost model weighs this against the window each CTA stages again.
 //   - A block whose window cannot fit in shared memory even for one output pixel (thousands of
 //     input channels; never MobileNetV2) runs a simple fused kernel instead (one thread per
 //     expanded value), kept as the fallback.
 // The workspace is 0 bytes.
+//
+// Measured (NVIDIA H100 80GB HBM3, bench/results/lab08_mobilenet_h100_80gb_hbm3.csv, cuDNN +
+// cuBLAS's time / ours): the course's 7 blocks at batch 10,000 1.62-2.89x; MobileNetV2@224's
+// blocks at batch 256 1.10-2.58x, at batch 32 2.06-2.35x (narrow), 1.13x (64-384-64), 0.82x
+// (96-576-96) and 0.76x (160-960-160, 0.140 against 0.106 ms: still slower); the whole network
+// 17.67 against 42.42 ms on 10,000 images, 0.149 against 0.425 ms on one image. In the same run
+// as the previous version (a scratch driver, H100): 160-960-160 0.149 against 0.456 ms at batch
+// 32 and 0.547 against 1.143 at 256, one 64-384-64 image 0.034 against 0.112 ms; the Fashion
+// blocks 1 % faster to 5 % slower (block 1: 3.92 against 3.73 ms, cause not found).
+#include <cooperative_groups.h>
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -51,10 +71,10 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kChunk = 32;                             // hidden channels per pass through shared memory
 constexpr int kMicroRows = 8, kMicroCols = 4;          // a thread's micro-tile: 8 channels x 4 pixels
-constexpr int kExpandRowGroups = kChunk / kMicroRows;  // 4 threads share a column of the expansion
 constexpr int kProjectPasses = 2;                      // micro-tiles of accumulators per thread
 constexpr int kProjectWeightStride = kChunk + 4;       // 36 floats: rows 4 banks apart
-constexpr int kMaxOutTile = 128;                       // output channels per CTA, at most
+constexpr int kMaxOutTile = 256;                       // output channels per CTA, at most
+constexpr int kMaxSplit = 8;                           // CTAs per cluster sharing a tile (portable maximum)
 constexpr int kCtasPerSm = 2;                          // the register budget (__launch_bounds__)
 
 // The fallback kernel (see the top): one image and an 8x8 output tile per CTA.
@@ -101,6 +121,9 @@ struct Tiling {
   int tile_stride = 0;           // floats per channel of the depthwise output (% 4 == 0)
   int in_rows = 0;               // input channels rounded up to 4 (the expansion's K; extra rows are 0)
   int expand_stride = 0;         // floats per row of the staged expand weights: >= in_rows, 4 (mod 8)
+  int out_tile = 16;             // output channels per CTA (the kernel's kOutTile)
+  int split = 1;                 // CTAs (one cluster) sharing the tile's hidden channels (gridDim.z)
+  int expand_rows = 8;           // channels per micro-tile of the expansion: 8, 4 or 2 (expand_chunk)
   std::int64_t smem_bytes = 0;
 };
 
@@ -128,18 +151,24 @@ static __device__ __forceinline__ void copy_async(float* dst, const float* src, 
 static __device__ __forceinline__ void wait_async_copies() { asm volatile("cp.async.wait_all;\n" ::); }
 
 /// acc[i][j] += sum_{k < k_end} a[i * a_row_step + k] * b[k * b_row_step + j] for the thread's
-/// 8 rows (i) and 4 columns (j), k_end a multiple of 4: per 4 values of k, 8 float4 loads of the
-/// weights (one per row) and 4 float4 loads of the pixels feed 128 multiply-adds.
-static __device__ __forceinline__ void micro_tile_product(float (&acc)[kMicroRows][kMicroCols],
+/// kRows rows (i) and 4 columns (j), k_end a multiple of 4: per 4 values of k, kRows float4 loads
+/// of the weights (one per row) and 4 float4 loads of the pixels feed 16 kRows multiply-adds (128
+/// for 8 rows). With kGuard, rows i >= `rows` are skipped (a tile wider than the block's output
+/// channels: their weights would be zeros); a separate instantiation, because the test inside the
+/// unrolled loop cost the unguarded case 3-8 % on the Fashion blocks (H100).
+template <int kRows, bool kGuard>
+static __device__ __forceinline__ void micro_tile_product(float (&acc)[kRows][kMicroCols],
                                                           const float* __restrict__ a, int a_row_step,
-                                                          const float* __restrict__ b, int b_row_step, int k_end) {
+                                                          const float* __restrict__ b, int b_row_step, int k_end,
+                                                          int rows) {
 #pragma unroll 1
   for (int k = 0; k < k_end; k += 4) {
     float4 pixels[4];
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk) pixels[kk] = *reinterpret_cast<const float4*>(b + (k + kk) * b_row_step);
 #pragma unroll
-    for (int i = 0; i < kMicroRows; ++i) {
+    for (int i = 0; i < kRows; ++i) {
+      if (kGuard && i >= rows) break;
       const float4 w = *reinterpret_cast<const float4*>(a + i * a_row_step + k);
       const float wk[4] = {w.x, w.y, w.z, w.w};
 #pragma unroll
@@ -151,6 +180,44 @@ static __device__ __forceinline__ void micro_tile_product(float (&acc)[kMicroRow
       }
     }
   }
+}
+
+/// The expansion of one chunk: [kChunk x in] weights x [in x window pixels] + bias, ReLU6 ->
+/// `expanded`, in micro-tiles of kRows channels x 4 pixels. 8 rows make the fewest loads per
+/// multiply-add, but a small window (one 7 x 7 image: 13 columns of 4 pixels) then gives only 52
+/// micro-tiles for 256 threads; the host picks fewer rows per thread there (Tiling::expand_rows).
+template <int kRows>
+static __device__ __forceinline__ void expand_chunk(const Tiling& t, const float* __restrict__ w_expand,
+                                                    const float* __restrict__ b_expand, const float* __restrict__ window,
+                                                    float* __restrict__ expanded, int window_pixels, int tid) {
+  constexpr int kGroups = kChunk / kRows;  // threads sharing a column of 4 pixels
+  const int row = tid % kGroups;           // expanded channels row + kGroups i
+  const int items = kGroups * (round_up(window_pixels, 4) / 4);
+  for (int item = tid; item < items; item += kThreads) {
+    const int col = (item / kGroups) * kMicroCols;
+    float e[kRows][kMicroCols] = {};
+    micro_tile_product<kRows, false>(e, w_expand + row * t.expand_stride, kGroups * t.expand_stride, window + col,
+                                     t.window_stride, t.in_rows, kRows);
+#pragma unroll
+    for (int i = 0; i < kRows; ++i) {
+      const int c = row + kGroups * i;
+      const float bias = b_expand[c];
+      *reinterpret_cast<float4*>(expanded + c * t.window_stride + col) =
+          make_float4(relu6(e[i][0] + bias), relu6(e[i][1] + bias), relu6(e[i][2] + bias), relu6(e[i][3] + bias));
+    }
+  }
+}
+
+/// The one write of output channel o at the tile's pixel j: the projection sum + bias, + the input
+/// pixel when the block is residual. `x` is the CTA's first image of the input.
+static __device__ __forceinline__ void store_output(const BlockArgs& a, const float* __restrict__ x, int n0, int o,
+                                                    int j, int tile_plane, int p0, int q0, int cols, float v) {
+  const int plane = a.H * a.W;
+  const int g = j / tile_plane, r = j % tile_plane;
+  const int p = p0 + r / cols, q = q0 + r % cols;
+  v += a.wt.project_bias[o];
+  if (a.residual) v += x[(g * a.in + o) * plane + p * a.W + q];  // stride 1, in == out: (p, q) is an input pixel
+  a.y[((n0 + g) * a.out + o) * (a.P * a.Q) + p * a.Q + q] = v;
 }
 
 template <int kStride, int kOutTile>
@@ -218,9 +285,12 @@ static __global__ void __launch_bounds__(kThreads, kCtasPerSm) tiled_block_kerne
     pixel_taps[j] = make_int2(base, inside);
   }
 
-  const int expand_row = tid % kExpandRowGroups;    // expanded channels expand_row + 4 i
   const int project_row = tid % kProjectRowGroups;  // output channels o0 + project_row + kProjectRowGroups i
   const int project_col = (tid / kProjectRowGroups) * kMicroCols;
+  // The thread's output channels that exist (a tile wider than the block skips the others): the
+  // same count for every thread when out - o0 is a multiple of kProjectRowGroups.
+  const int out_rows = min(kOutTile, a.out - o0);
+  const int project_rows = min(kMicroRows, max(0, (out_rows - project_row + kProjectRowGroups - 1) / kProjectRowGroups));
   float acc[kProjectPasses][kMicroRows][kMicroCols];
 #pragma unroll
   for (int pass = 0; pass < kProjectPasses; ++pass)
@@ -229,7 +299,13 @@ static __global__ void __launch_bounds__(kThreads, kCtasPerSm) tiled_block_kerne
 #pragma unroll
       for (int j = 0; j < kMicroCols; ++j) acc[pass][i][j] = 0.0f;
 
-  for (int c0 = 0; c0 < a.hidden; c0 += kChunk) {
+  // This CTA's share of the hidden channels: all of them, or with a split (a cluster of
+  // gridDim.z CTAs on the same tile) the chunks of slice blockIdx.z; the slices' partial
+  // projections are summed through distributed shared memory at the end.
+  const int chunks = (a.hidden + kChunk - 1) / kChunk;
+  const int c_begin = static_cast<int>(blockIdx.z) * chunks / static_cast<int>(gridDim.z) * kChunk;
+  const int c_end = min(a.hidden, (static_cast<int>(blockIdx.z) + 1) * chunks / static_cast<int>(gridDim.z) * kChunk);
+  for (int c0 = c_begin; c0 < c_end; c0 += kChunk) {
     const int chunk = min(kChunk, a.hidden - c0);
     const int chunk_rows = round_up(chunk, 4);  // the projection's K (rows past `chunk` are 0)
 
@@ -240,9 +316,9 @@ static __global__ void __launch_bounds__(kThreads, kCtasPerSm) tiled_block_kerne
         const bool valid = c < chunk && k < a.in;
         copy_async(w_expand + i, a.wt.expand_weight + (valid ? (c0 + c) * a.in + k : 0), valid);
       }
-    for (int i = tid; i < kOutTile * kProjectWeightStride; i += kThreads) {
+    for (int i = tid; i < out_rows * kProjectWeightStride; i += kThreads) {  // rows past out_rows: never read
       const int o = i / kProjectWeightStride, c = i % kProjectWeightStride;
-      const bool valid = o0 + o < a.out && c < chunk;
+      const bool valid = c < chunk;
       copy_async(w_project + i, a.wt.project_weight + (valid ? (o0 + o) * a.hidden + c0 + c : 0), valid);
     }
     for (int i = tid; i < kChunk * 9; i += kThreads)
@@ -256,19 +332,10 @@ static __global__ void __launch_bounds__(kThreads, kCtasPerSm) tiled_block_kerne
 
     // 2. Expansion: [kChunk x in] x [in x window pixels] + bias, ReLU6 -> expanded.
     if (expand) {
-      const int items = kExpandRowGroups * (round_up(window_pixels, 4) / 4);
-      for (int item = tid; item < items; item += kThreads) {
-        const int col = (item / kExpandRowGroups) * kMicroCols;
-        float e[kMicroRows][kMicroCols] = {};
-        micro_tile_product(e, w_expand + expand_row * t.expand_stride, kExpandRowGroups * t.expand_stride,
-                           window + col, t.window_stride, t.in_rows);
-#pragma unroll
-        for (int i = 0; i < kMicroRows; ++i) {
-          const int c = expand_row + kExpandRowGroups * i;
-          const float bias = b_expand[c];
-          *reinterpret_cast<float4*>(expanded + c * t.window_stride + col) =
-              make_float4(relu6(e[i][0] + bias), relu6(e[i][1] + bias), relu6(e[i][2] + bias), relu6(e[i][3] + bias));
-        }
+      switch (t.expand_rows) {
+        case 8: expand_chunk<8>(t, w_expand, b_expand, window, expanded, window_pixels, tid); break;
+        case 4: expand_chunk<4>(t, w_expand, b_expand, window, expanded, window_pixels, tid); break;
+        default: expand_chunk<2>(t, w_expand, b_expand, window, expanded, window_pixels, tid); break;
       }
       __syncthreads();
     }
@@ -298,34 +365,76 @@ static __global__ void __launch_bounds__(kThreads, kCtasPerSm) tiled_block_kerne
 #pragma unroll
     for (int pass = 0; pass < kProjectPasses; ++pass) {
       const int col = project_col + pass * kProjectColStep;
-      if (col < tile_pixels)
-        micro_tile_product(acc[pass], w_project + project_row * kProjectWeightStride,
-                           kProjectRowGroups * kProjectWeightStride, depthwise + col, t.tile_stride, chunk_rows);
+      if (col >= tile_pixels) continue;
+      const float* w = w_project + project_row * kProjectWeightStride;
+      if (project_rows == kMicroRows)
+        micro_tile_product<kMicroRows, false>(acc[pass], w, kProjectRowGroups * kProjectWeightStride, depthwise + col,
+                                              t.tile_stride, chunk_rows, kMicroRows);
+      else
+        micro_tile_product<kMicroRows, true>(acc[pass], w, kProjectRowGroups * kProjectWeightStride, depthwise + col,
+                                             t.tile_stride, chunk_rows, project_rows);
     }
     __syncthreads();  // the next chunk overwrites the weights, `expanded` and `depthwise`
   }
 
   // 5. Bias, residual, one write per output.
-  const int out_plane = a.P * a.Q;
+  if (gridDim.z == 1) {
+#pragma unroll
+    for (int pass = 0; pass < kProjectPasses; ++pass)
+#pragma unroll
+      for (int i = 0; i < kMicroRows; ++i) {
+        if (i >= project_rows) break;
+#pragma unroll
+        for (int jj = 0; jj < kMicroCols; ++jj) {
+          const int j = project_col + pass * kProjectColStep + jj;
+          if (j < tile_pixels)
+            store_output(a, x, n0, o0 + project_row + kProjectRowGroups * i, j, tile_plane, p0, q0, cols, acc[pass][i][jj]);
+        }
+      }
+    return;
+  }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  // A split: every CTA of the cluster holds a partial sum over its slice of the hidden channels.
+  // Each puts its partials in its own shared memory (free now: the loop ended with a barrier),
+  // then each sums 1/gridDim.z of the outputs over the cluster's CTAs in a fixed order (the
+  // result does not depend on which CTA finished first) and writes them.
+  namespace cg = cooperative_groups;
+  const cg::cluster_group cluster = cg::this_cluster();
+  float* partial = window;  // [out_rows][tile_stride]; make_tiling reserves room for it
 #pragma unroll
   for (int pass = 0; pass < kProjectPasses; ++pass) {
+    const int col = project_col + pass * kProjectColStep;
+    if (col >= tile_pixels) continue;
 #pragma unroll
     for (int i = 0; i < kMicroRows; ++i) {
-      const int o = o0 + project_row + kProjectRowGroups * i;
-      if (o >= a.out) continue;
-      const float bias = a.wt.project_bias[o];
-#pragma unroll
-      for (int jj = 0; jj < kMicroCols; ++jj) {
-        const int j = project_col + pass * kProjectColStep + jj;
-        if (j >= tile_pixels) continue;
-        const int g = j / tile_plane, r = j % tile_plane;
-        const int p = p0 + r / cols, q = q0 + r % cols;
-        float v = acc[pass][i][jj] + bias;
-        if (a.residual) v += x[(g * a.in + o) * plane + p * a.W + q];  // stride 1, in == out: (p, q) is an input pixel
-        a.y[((n0 + g) * a.out + o) * out_plane + p * a.Q + q] = v;
-      }
+      if (i >= project_rows) break;
+      *reinterpret_cast<float4*>(partial + (project_row + kProjectRowGroups * i) * t.tile_stride + col) =
+          make_float4(acc[pass][i][0], acc[pass][i][1], acc[pass][i][2], acc[pass][i][3]);
     }
   }
+  cluster.sync();
+  const int ranks = static_cast<int>(cluster.num_blocks()), rank = static_cast<int>(cluster.block_rank());
+  const int quads_per_row = t.tile_stride / 4;
+  for (int q4 = rank * kThreads + tid; q4 < out_rows * quads_per_row; q4 += ranks * kThreads) {
+    const int o = o0 + q4 / quads_per_row, j0 = (q4 % quads_per_row) * 4;
+    if (j0 >= tile_pixels) continue;  // never written: a partial tile (the last band, the last images)
+    float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    for (int r = 0; r < ranks; ++r) {
+      const float4 v = *reinterpret_cast<const float4*>(cluster.map_shared_rank(partial, r) + q4 * 4);
+      sum.x += v.x;
+      sum.y += v.y;
+      sum.z += v.z;
+      sum.w += v.w;
+    }
+    const float s4[4] = {sum.x, sum.y, sum.z, sum.w};
+#pragma unroll
+    for (int jj = 0; jj < 4; ++jj)
+      if (j0 + jj < tile_pixels) store_output(a, x, n0, o, j0 + jj, tile_plane, p0, q0, cols, s4[jj]);
+  }
+  cluster.sync();  // no CTA leaves while another still reads its shared memory
+#else
+  __trap();  // the host splits only on sm_90+
+#endif
 }
 
 /// The fallback (see the top of the file): one image and an 8x8 output tile per CTA, 64 output
@@ -422,6 +531,7 @@ struct DeviceLimits {
   int sms = 0;
   int smem_per_cta = 0;  // the opt-in maximum per CTA
   int smem_per_sm = 0;
+  bool clusters = false;  // sm_90+: thread-block clusters and distributed shared memory (the split)
 };
 
 template <int kStride, int kOutTile>
@@ -430,28 +540,33 @@ void allow_smem(int bytes) {
                                   bytes));
 }
 
+template <int kStride>
+void allow_smem_all(int bytes) {
+  allow_smem<kStride, 16>(bytes);
+  allow_smem<kStride, 32>(bytes);
+  allow_smem<kStride, 64>(bytes);
+  allow_smem<kStride, 128>(bytes);
+  allow_smem<kStride, 256>(bytes);
+}
+
 const DeviceLimits& device_limits() {
   static const DeviceLimits limits = [] {
     DeviceLimits l;
-    int device = 0;
+    int device = 0, major = 0;
     CUDA_CHECK(cudaGetDevice(&device));
     CUDA_CHECK(cudaDeviceGetAttribute(&l.sms, cudaDevAttrMultiProcessorCount, device));
     CUDA_CHECK(cudaDeviceGetAttribute(&l.smem_per_cta, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
     CUDA_CHECK(cudaDeviceGetAttribute(&l.smem_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
-    allow_smem<1, 16>(l.smem_per_cta);
-    allow_smem<1, 32>(l.smem_per_cta);
-    allow_smem<1, 64>(l.smem_per_cta);
-    allow_smem<1, 128>(l.smem_per_cta);
-    allow_smem<2, 16>(l.smem_per_cta);
-    allow_smem<2, 32>(l.smem_per_cta);
-    allow_smem<2, 64>(l.smem_per_cta);
-    allow_smem<2, 128>(l.smem_per_cta);
+    CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    l.clusters = major >= 9;
+    allow_smem_all<1>(l.smem_per_cta);
+    allow_smem_all<2>(l.smem_per_cta);
     return l;
   }();
   return limits;
 }
 
-/// Output channels per CTA: the smallest of 16, 32, 64, 128 that holds `out` (128 beyond).
+/// Output channels per CTA: the smallest of 16, 32, 64, 128, 256 that holds `out` (256 beyond).
 int out_tile_for(int out) {
   int tile = 16;
   while (tile < out && tile < kMaxOutTile) tile *= 2;
@@ -459,15 +574,38 @@ int out_tile_for(int out) {
 }
 
 struct Shape {
-  int N, in, hidden, out, H, W, P, Q, stride, out_tile;
+  int N, in, hidden, out, H, W, P, Q, stride;
   bool expand;
 };
 
-Tiling make_tiling(const Shape& s, int images, int rows, int cols) {
+/// The expansion's micro-tile height for a window of `window` pixels (a multiple of 4), and its
+/// time per input channel in thread-steps: per 4 channels of K a micro-tile of R rows issues 16 R
+/// multiply-adds and R + 4 float4 loads (counted twice: they also wait on shared memory), and
+/// the CTA runs ceil(items / 256) rounds of them; scaled so that 8 rows cost 32 per channel, the
+/// unit of estimated_cost. Fewer rows win when the window is too small to give every thread an
+/// 8-row micro-tile.
+int expand_rows_for(int window, double* cost_per_k) {
+  int best = 8;
+  double best_cost = 0.0;
+  for (int rows : {8, 4, 2}) {
+    const double items = (kChunk / rows) * (window / 4.0);
+    const double cost = std::ceil(items / kThreads) * (16.0 * rows + 2.0 * (rows + 4)) * (32.0 / 152.0);
+    if (rows == 8 || cost < best_cost) {
+      best = rows;
+      best_cost = cost;
+    }
+  }
+  if (cost_per_k) *cost_per_k = best_cost;
+  return best;
+}
+
+Tiling make_tiling(const Shape& s, int out_tile, int split, int images, int rows, int cols) {
   Tiling t;
   t.images = images;
   t.rows = rows;
   t.cols = cols;
+  t.out_tile = out_tile;
+  t.split = split;
   t.tiles_p = (s.P + rows - 1) / rows;
   t.tiles_q = (s.Q + cols - 1) / cols;
   const int win_rows = std::min(s.H, (rows - 1) * s.stride + 3), win_cols = std::min(s.W, (cols - 1) * s.stride + 3);
@@ -475,72 +613,109 @@ Tiling make_tiling(const Shape& s, int images, int rows, int cols) {
   t.tile_stride = round_up(images * rows * cols, 4);
   t.in_rows = round_up(s.in, 4);
   t.expand_stride = round_up(s.in + 4, 8) - 4;
-  const std::int64_t floats = std::int64_t{t.in_rows} * t.window_stride +
-                              (s.expand ? std::int64_t{kChunk} * (t.window_stride + t.expand_stride) : 0) +
-                              std::int64_t{kChunk} * t.tile_stride + s.out_tile * kProjectWeightStride + kChunk * 11 +
-                              2 * std::int64_t{t.tile_stride};  // + pixel_taps
+  t.expand_rows = expand_rows_for(t.window_stride, nullptr);
+  std::int64_t floats = std::int64_t{t.in_rows} * t.window_stride +
+                        (s.expand ? std::int64_t{kChunk} * (t.window_stride + t.expand_stride) : 0) +
+                        std::int64_t{kChunk} * t.tile_stride + out_tile * kProjectWeightStride + kChunk * 11 +
+                        2 * std::int64_t{t.tile_stride};  // + pixel_taps
+  // A split sums its partial projections in the shared memory of the whole loop, reused.
+  if (split > 1) floats = std::max<std::int64_t>(floats, std::int64_t{out_tile} * t.tile_stride);
   t.smem_bytes = floats * 4;
   return t;
 }
 
 /// A rough time for the block with this tiling, in thread-steps of one SM: the work of one CTA
-/// (per chunk: the expansion's and projection's micro-tile steps, the depthwise step, a fixed
-/// cost for the barriers and the weight staging), times the CTAs each SM runs in turn.
+/// (per chunk of its slice: the expansion's and projection's micro-tile steps, the depthwise
+/// step, a fixed cost for the barriers and the weight staging; with a split, the sum of the
+/// partials), times the CTAs each SM runs in turn.
 double estimated_cost(const Shape& s, const Tiling& t, const DeviceLimits& d) {
   const double window = t.window_stride, tile = t.tile_stride;
   const auto steps = [](double items) { return std::ceil(items / kThreads); };
-  const double chunks = std::ceil(s.hidden / static_cast<double>(kChunk));
-  const double expand = s.expand ? steps(kExpandRowGroups * window / 4) * round_up(s.in, 4) * 32.0 : 0.0;
+  const double chunks = std::ceil(std::ceil(s.hidden / static_cast<double>(kChunk)) / t.split);
+  double expand_per_k = 0.0;
+  expand_rows_for(t.window_stride, &expand_per_k);
+  const double expand = s.expand ? expand_per_k * round_up(s.in, 4) : 0.0;
   const double depthwise = steps(tile * kChunk) * 30.0;
-  const double project = steps(s.out_tile / kMicroRows * tile / 4) * kChunk * 32.0;
-  const double per_cta = chunks * (expand + depthwise + project + 600.0) + steps(t.in_rows * window) * 20.0;
+  // Rows of the tile past the block's output channels are skipped.
+  const double rows_used = std::min(1.0, s.out / static_cast<double>(t.out_tile));
+  const double project = steps(t.out_tile / kMicroRows * tile / 4) * kChunk * 32.0 * rows_used;
+  const double reduce = t.split > 1 ? steps(t.out_tile * rows_used * tile / 4 / t.split) * t.split * 40.0 + 1500.0 : 0.0;
+  const double per_cta = chunks * (expand + depthwise + project + 600.0) + steps(t.in_rows * window) * 20.0 + reduce;
   // Up to `resident` CTAs share an SM; two of them overlap well (one CTA of 8 warps leaves the
   // FP32 pipes idle much of the time), so an SM finishes a pair in ~1.2 times one CTA's time.
   const int resident = static_cast<int>(std::min<std::int64_t>(kCtasPerSm, d.smem_per_sm / (t.smem_bytes + 1024)));
   if (resident < 1) return 1e30;
   const double ctas = std::ceil(s.N / static_cast<double>(t.images)) * t.tiles_p * t.tiles_q *
-                      std::ceil(s.out / static_cast<double>(s.out_tile));
+                      std::ceil(s.out / static_cast<double>(t.out_tile)) * t.split;
   const double per_sm = std::ceil(ctas / d.sms);  // CTAs the busiest SM runs
   const double rounds = std::ceil(per_sm / resident);
   return rounds * per_cta * (std::min<double>(per_sm, resident) > 1 ? 1.2 : 1.0);
 }
 
-/// The cheapest tiling by estimated_cost among: g whole images per CTA (small images), or bands
-/// of `rows` output rows of one image (as wide as the image when the accumulators allow). Returns
-/// false when no tile fits in shared memory.
+/// The cheapest tiling by estimated_cost among: output tiles of out_tile_for(out) channels or 128
+/// (wide blocks: more pixels per CTA, several CTAs on the channels); g whole images per CTA
+/// (small images) or bands of `rows` output rows of one image (as wide as the image when the
+/// accumulators allow); and the hidden channels in 1, 2, 4 or 8 slices (a cluster per tile, sm_90+).
+/// Returns false when no tile fits in shared memory.
 bool choose_tiling(const Shape& s, const DeviceLimits& d, Tiling& best) {
-  const int capacity = tile_pixel_capacity(s.out_tile);
   double best_cost = 0.0;
   bool found = false;
-  const auto consider = [&](int images, int rows, int cols) {
-    const Tiling t = make_tiling(s, images, rows, cols);
-    if (t.smem_bytes > d.smem_per_cta) return;
-    const double cost = estimated_cost(s, t, d);
-    if (!found || cost < best_cost) {
-      best = t;
-      best_cost = cost;
-      found = true;
+  const int chunks = (s.hidden + kChunk - 1) / kChunk;
+  const int widest = out_tile_for(s.out);
+  const int candidates[2] = {widest, 128};  // the second only for blocks wider than 128
+  for (int ci = 0; ci < (widest > 128 ? 2 : 1); ++ci) {
+    const int out_tile = candidates[ci];
+    const int capacity = tile_pixel_capacity(out_tile);
+    for (int split = 1; split <= kMaxSplit && split <= chunks; split *= 2) {
+      if (split > 1 && !d.clusters) break;
+      const auto consider = [&](int images, int rows, int cols) {
+        const Tiling t = make_tiling(s, out_tile, split, images, rows, cols);
+        if (t.smem_bytes > d.smem_per_cta) return;
+        const double cost = estimated_cost(s, t, d);
+        if (!found || cost < best_cost) {
+          best = t;
+          best_cost = cost;
+          found = true;
+        }
+      };
+      const std::int64_t image_pixels = std::int64_t{s.P} * s.Q;
+      if (image_pixels <= capacity)
+        for (int g = 1; g <= s.N && g * image_pixels <= capacity; ++g) consider(g, s.P, s.Q);
+      const int cols = std::min(s.Q, capacity);
+      for (int rows = 1; rows <= s.P && rows * cols <= capacity; ++rows) consider(1, rows, cols);
     }
-  };
-  const std::int64_t image_pixels = std::int64_t{s.P} * s.Q;
-  if (image_pixels <= capacity)
-    for (int g = 1; g <= s.N && g * image_pixels <= capacity; ++g) consider(g, s.P, s.Q);
-  const int cols = std::min(s.Q, capacity);
-  for (int rows = 1; rows <= s.P && rows * cols <= capacity; ++rows) consider(1, rows, cols);
+  }
   return found;
 }
 
-template <int kStride>
-void launch_tiled(const BlockArgs& args, int out_tile, cudaStream_t stream) {
+template <int kStride, int kOutTile>
+void launch_tiled_as(const BlockArgs& args, cudaStream_t stream) {
   const Tiling& t = args.tiling;
   const std::int64_t ctas = (args.N + t.images - 1) / t.images * std::int64_t{t.tiles_p} * t.tiles_q;  // <= N*P*Q
-  const dim3 grid(static_cast<unsigned>(ctas), static_cast<unsigned>((args.out + out_tile - 1) / out_tile));
-  const auto smem = static_cast<std::size_t>(t.smem_bytes);
-  switch (out_tile) {
-    case 16: tiled_block_kernel<kStride, 16><<<grid, kThreads, smem, stream>>>(args); break;
-    case 32: tiled_block_kernel<kStride, 32><<<grid, kThreads, smem, stream>>>(args); break;
-    case 64: tiled_block_kernel<kStride, 64><<<grid, kThreads, smem, stream>>>(args); break;
-    default: tiled_block_kernel<kStride, 128><<<grid, kThreads, smem, stream>>>(args); break;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(static_cast<unsigned>(ctas), static_cast<unsigned>((args.out + kOutTile - 1) / kOutTile),
+                        static_cast<unsigned>(t.split));
+  config.blockDim = dim3(kThreads);
+  config.dynamicSmemBytes = static_cast<std::size_t>(t.smem_bytes);
+  config.stream = stream;
+  cudaLaunchAttribute cluster[1];
+  cluster[0].id = cudaLaunchAttributeClusterDimension;
+  cluster[0].val.clusterDim.x = 1;
+  cluster[0].val.clusterDim.y = 1;
+  cluster[0].val.clusterDim.z = static_cast<unsigned>(t.split);  // the slices of one tile: one cluster
+  config.attrs = cluster;
+  config.numAttrs = t.split > 1 ? 1 : 0;
+  CUDA_CHECK(cudaLaunchKernelEx(&config, tiled_block_kernel<kStride, kOutTile>, args));
+}
+
+template <int kStride>
+void launch_tiled(const BlockArgs& args, cudaStream_t stream) {
+  switch (args.tiling.out_tile) {
+    case 16: launch_tiled_as<kStride, 16>(args, stream); break;
+    case 32: launch_tiled_as<kStride, 32>(args, stream); break;
+    case 64: launch_tiled_as<kStride, 64>(args, stream); break;
+    case 128: launch_tiled_as<kStride, 128>(args, stream); break;
+    default: launch_tiled_as<kStride, 256>(args, stream); break;
   }
 }
 
@@ -574,13 +749,13 @@ void inverted_residual_block(const InvertedResidualWeights& weights, const float
 
   const int P = (H - 1) / stride + 1, Q = (W - 1) / stride + 1;
   const bool residual = stride == 1 && in == out;
-  const Shape shape{N, in, hidden, out, H, W, P, Q, stride, out_tile_for(out), expand};
+  const Shape shape{N, in, hidden, out, H, W, P, Q, stride, expand};
   BlockArgs args{weights, d_input, d_output, N, in, hidden, out, H, W, P, Q, residual, Tiling{}};
   if (choose_tiling(shape, device_limits(), args.tiling)) {
     if (stride == 1)
-      launch_tiled<1>(args, shape.out_tile, stream);
+      launch_tiled<1>(args, stream);
     else
-      launch_tiled<2>(args, shape.out_tile, stream);
+      launch_tiled<2>(args, stream);
   } else {
     const int tiles_p = (P + kFallbackTile - 1) / kFallbackTile, tiles_q = (Q + kFallbackTile - 1) / kFallbackTile;
     const std::int64_t ctas = std::int64_t{N} * tiles_p * tiles_q;  // <= N*P*Q <= INT_MAX

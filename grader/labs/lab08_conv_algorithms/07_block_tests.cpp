@@ -1,7 +1,7 @@
 // Lab 08 tests, part C1: inverted_residual_block against the golden folded block in double
 // (golden::lab08_inverted_residual, mobilenet_folding_reference.hpp): every block of the course's
-// MobileNetV2 at batch 1, 3 and 8, odd sizes, residual on and off, t = 1 (no expansion), ReLU6's
-// upper clamp in both activations, and the zero padding of the EXPANDED tensor.
+// MobileNetV2 at batch 1, 3 and 8, odd sizes, a very wide input, residual on and off, t = 1 (no
+// expansion), ReLU6's upper clamp in both activations, and the zero padding of the EXPANDED tensor.
 #include <cstdint>
 #include <string>
 
@@ -65,6 +65,15 @@ TEST_CASE("inverted_residual_block: odd sizes -- 7x7 stride 2 -> 4x4, 1x1, 9x13,
   check_random_block("hidden not a multiple of 32", rng, 2, 7, 45, 7, 10, 10, 1);
   check_random_block("more than 64 output channels", rng, 1, 16, 40, 130, 6, 6, 1);
   check_random_block("more than 64 output channels, residual", rng, 1, 70, 140, 70, 5, 5, 1);
+}
+
+TEST_CASE("inverted_residual_block: 1,536 input channels -- a window too wide for shared memory") {
+  // The reference stages a tile's input window, every input channel, in shared memory; even one
+  // output pixel's 3 x 3 window of 1,536 channels (plus a chunk of expand weights as wide) is more
+  // than an H100's 227 KB, so it takes its other kernel. Any correct block passes.
+  course::Rng rng = grader::case_rng("block: wide input");
+  check_random_block("1,536 input channels", rng, 2, 1536, 40, 70, 5, 5, 1);
+  check_random_block("1,536 input channels, stride 2", rng, 1, 1536, 36, 12, 7, 7, 2);
 }
 
 TEST_CASE("inverted_residual_block: the residual is added exactly when stride == 1 and in == out") {
