@@ -58,12 +58,14 @@ WHAT_CHANGED = {
     14: "rung 12's network behind rung 10's pinned-memory pipeline (matters in host mode)",
     15: "rung 12 in TF32: FP32 activations, `mma.sync` m16n8k8 (FP16's 10 fraction bits)",
     16: "3xTF32: split operands, three TF32 products per step, FP32 accuracy",
+    17: "rung 09 without its shared-memory bank conflicts (rows of 30, image-fastest conv2 lanes)",
+    18: "Hopper's `wgmma`: convolutions as warpgroup MMAs on shared-memory tiles, bulk copies",
     19: "rung 13's cluster with its exchanges as `st.async` counted by mbarriers (latency)",
     20: "rung 14 with labels written by the kernels and chunk kernels on two streams (host mode)",
 }
 # Rungs that compute on tensor cores, and in what: their "% of FP32 peak" would compare apples with
 # pears. (Rung 16 is checked as an FP32 rung, but its arithmetic is the tensor cores'.)
-TENSOR_CORE_ARITHMETIC = {12: "FP16", 14: "FP16", 15: "TF32", 16: "3xTF32", 20: "FP16"}
+TENSOR_CORE_ARITHMETIC = {12: "FP16", 14: "FP16", 15: "TF32", 16: "3xTF32", 18: "FP16", 20: "FP16"}
 
 HALO = ' stroke="#ffffff" stroke-width="3" paint-order="stroke"'  # keeps a label readable over a line
 
@@ -168,6 +170,10 @@ def cpu_rows(rows):
 
 
 def reduced_precision(row):
+    """Tensor-core arithmetic: a ladder rung listed in TENSOR_CORE_ARITHMETIC, or a pipeline whose name
+    says so (a rung's name need not: 18 wgmma, 20 host_pipeline_fast)."""
+    if row.source == "ladder" and row.version in TENSOR_CORE_ARITHMETIC:
+        return True
     name = row.name.lower()
     return any(word in name for word in ("tensor", "fp16", "bf16", "tf32", "half"))
 
@@ -542,6 +548,19 @@ def targets(rows, batch):
         if torch_host:
             line += f" (PyTorch: {fmt_ms(torch_host[-1].median_ms)} ms)"
         out.append(line + " (target: at most 0.3 ms)")
+    # The top of the ladder (issue #19): FP32 at the limit, Hopper's tensor cores, one image, host.
+    wgmma = select(rows, source="ladder", version=18).get(batch)
+    top = []
+    if best_fp32:
+        top.append(f"best FP32 {fmt_ms(best_fp32.median_ms)} ms (rung {best_fp32.version:02d}; target <= 0.23)")
+    if wgmma:
+        top.append(f"wgmma {fmt_ms(wgmma.median_ms)} ms (target <= 0.05)")
+    if one:
+        top.append(f"one image {1000 * min(r.median_ms for r in one):.1f} µs (target <= 5)")
+    if host:
+        top.append(f"host to labels {fmt_ms(min(r.median_ms for r in host))} ms (target <= 0.18)")
+    if top:
+        out.append("- the top of the ladder (issue #19): " + "; ".join(top))
     rungs = ladder_rows(rows, batch)
     if NAIVE_RUNG in rungs:
         naive_ms = rungs[NAIVE_RUNG].median_ms
