@@ -456,7 +456,7 @@ def plot_ladder(rows, device, path, batch, baseline):
     legend_y = bottom + 66
     entries = [("#b9b9b9", "before the naive network"), ("#e7a7a5", "rung 03 = lab 06"),
                ("#8fb3de", "optimization steps"), (PALETTE["solution"], "rung 09 = lab 07's solution"),
-               ("#b39ddb", "reduced precision")]
+               ("#b39ddb", "tensor cores")]
     x = 20
     for colour, label in entries:
         body.append(f'<rect x="{x}" y="{legend_y - 11}" width="14" height="14" fill="{colour}" stroke="#555" stroke-width="0.6"/>')
