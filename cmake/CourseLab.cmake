@@ -212,3 +212,39 @@ function(course_add_lab lab)
     endif()
   endforeach()
 endfunction()
+
+# course_add_lab_bench(<name> <lab> <source> [DATA]): a GPU lab's benchmark program, one per
+# variant that was built (build/labs/<variant>/<name>), linked with that variant's implementation
+# (the student's own program: it calls the student's code in-process, and the grader never runs it).
+# The benchmark's source is the same for every variant -- it sees the lab's interface header, never
+# the variant's folder -- so it is compiled once (nvcc, seconds per file) into <name>__obj, and only
+# the link differs. DATA: the program reads COURSE_DATA_DIR.
+function(course_add_lab_bench name lab source)
+  cmake_parse_arguments(ARG "DATA" "" "" ${ARGN})
+  set(obj ${name}__obj)
+  foreach(variant_entry IN LISTS COURSE_VARIANTS)
+    string(REPLACE "=" ";" pair "${variant_entry}")
+    list(GET pair 0 variant)
+    set(impl ${lab}__${variant}_impl)
+    if(NOT TARGET ${impl})
+      continue()
+    endif()
+    if(NOT TARGET ${obj})
+      add_library(${obj} OBJECT ${source})
+      # What the implementation passes on to its users (course::common and the lab's LIBRARIES, the
+      # CUDA runtime), named here rather than through a variant's implementation: the object must
+      # not wait for, or fail with, one student's build.
+      target_link_libraries(${obj} PRIVATE course::common CUDA::cudart_static course_warnings)
+      target_include_directories(${obj} PRIVATE "${PROJECT_SOURCE_DIR}/grader/reference" "${PROJECT_SOURCE_DIR}/grader/labs")
+      if(ARG_DATA)
+        target_compile_definitions(${obj} PRIVATE COURSE_DATA_DIR="${COURSE_DATA_DIR}")
+      endif()
+    endif()
+    add_executable(${name}__${variant} $<TARGET_OBJECTS:${obj}>)
+    target_link_libraries(${name}__${variant} PRIVATE ${impl} course::common course_warnings)
+    # Only objects: CMake cannot tell the language to link with; the source was CUDA (as before,
+    # nvcc links, with the CUDA runtime).
+    set_target_properties(${name}__${variant} PROPERTIES LINKER_LANGUAGE CUDA
+      OUTPUT_NAME ${name} RUNTIME_OUTPUT_DIRECTORY "${PROJECT_BINARY_DIR}/labs/${variant}")
+  endforeach()
+endfunction()
