@@ -24,7 +24,9 @@
 #                            to <build>/labs/<variant>/<lab>.worker, stripped, run sandboxed
 #   <lab>__<variant>         the test program: TESTS + the runner + the proxies, no student code,
 #                            written to <build>/labs/<variant>/<lab>; it starts its worker
-# Shared by all variants and compiled once: <lab>__tests_obj (tests, runner), <lab>__proxies_obj
+# Shared by all labs and compiled once per build folder: course_lab_main_obj (the runner's main()
+# and doctest). Shared by all variants and compiled once: <lab>__tests_obj (tests, the lab's
+# identity for the runner: lab_identity.cpp), <lab>__proxies_obj
 # and <lab>__endpoints_obj (endpoints, harness); a lab that USES another links that lab's proxies
 # and endpoints too.
 # CTest tests:
