@@ -28,7 +28,9 @@
 #                            to <build>/labs/<variant>/<lab>.worker, stripped, run sandboxed
 #   <lab>__<variant>         the test program: TESTS + the runner + the proxies, no student code,
 #                            written to <build>/labs/<variant>/<lab>; it starts its worker
-# Shared by all variants and compiled once: <lab>__tests_obj (tests, runner), <lab>__proxies_obj
+# Shared by all labs and compiled once per build folder: course_lab_main_obj (the runner's main()
+# and doctest). Shared by all variants and compiled once: <lab>__tests_obj (tests, the lab's
+# identity for the runner: lab_identity.cpp), <lab>__proxies_obj
 # and <lab>__endpoints_obj (endpoints, harness); a lab that USES another links that lab's proxies
 # and endpoints too.
 # CTest tests:
@@ -39,7 +41,11 @@
 # the guarded build rejects a student file that includes anything outside its lab folder,
 # common/include and the system's headers.
 
+# The runner: main() with doctest's implementation (lab_main.cpp, compiled once per build folder in
+# course_lab_main_obj) and the lab's identity (lab_identity.cpp, compiled with each lab's
+# definitions COURSE_LAB_NAME, COURSE_LAB_DEVICE_IS_GPU, COURSE_SANITIZE_TESTS).
 set(COURSE_LAB_RUNNER "${PROJECT_SOURCE_DIR}/grader/runner/lab_main.cpp")
+set(COURSE_LAB_IDENTITY "${PROJECT_SOURCE_DIR}/grader/runner/lab_identity.cpp")
 set(COURSE_GUARD_DIR "${PROJECT_SOURCE_DIR}/grader/build_guard")
 # The sandbox program the guarded compiler runs every compile of student code in (grader/CMakeLists.txt).
 set(COURSE_SANDBOX_PROGRAM "${PROJECT_BINARY_DIR}/grader/course_sandbox")
@@ -54,6 +60,15 @@ if(NOT TARGET course_worker_main_obj)
     ${PROJECT_SOURCE_DIR}/grader/rpc/worker_main.cpp ${PROJECT_SOURCE_DIR}/grader/rpc/worker_seccomp.cpp)
   target_include_directories(course_worker_main_obj PRIVATE "${PROJECT_SOURCE_DIR}/grader/rpc")
   target_link_libraries(course_worker_main_obj PRIVATE course::common course_rpc_frames course_warnings)
+endif()
+
+# main() of every lab's test program (grader/runner/lab_main.cpp): the same for every lab, so
+# compiled once here instead of once per lab (8 s each, mostly doctest's implementation).
+if(NOT TARGET course_lab_main_obj)
+  add_library(course_lab_main_obj OBJECT ${COURSE_LAB_RUNNER})
+  target_link_libraries(course_lab_main_obj PRIVATE course::common course_testkit course_rpc course_warnings doctest::doctest)
+  target_compile_definitions(course_lab_main_obj PRIVATE
+    COURSE_LAB_USES_WORKER=1 COURSE_FIXTURE_DIR="${PROJECT_SOURCE_DIR}/grader/fixtures")
 endif()
 
 function(course_add_lab lab)
@@ -104,12 +119,12 @@ function(course_add_lab lab)
   # The tests, the runner and the proxies are compiled once and linked into every variant's
   # test program: grading many submissions in one build compiles only each student's own files.
   set(tests_obj ${lab}__tests_obj)
-  add_library(${tests_obj} OBJECT ${ARG_TESTS} ${COURSE_LAB_RUNNER})
+  add_library(${tests_obj} OBJECT ${ARG_TESTS} ${COURSE_LAB_IDENTITY})
   target_include_directories(${tests_obj} PRIVATE "${PROJECT_SOURCE_DIR}/grader/reference" "${PROJECT_SOURCE_DIR}/grader/testkit" ${lab_test_dirs})
   target_link_libraries(${tests_obj} PRIVATE course::common course_testkit course_gpu_speed course_rpc course_warnings doctest::doctest ${ARG_LIBRARIES})
   target_compile_definitions(${tests_obj} PRIVATE
-    COURSE_LAB_NAME="${lab}" COURSE_LAB_DEVICE_IS_GPU=$<STREQUAL:${ARG_DEVICE},gpu> COURSE_LAB_USES_WORKER=1
-    COURSE_DATA_DIR="${COURSE_DATA_DIR}" COURSE_FIXTURE_DIR="${PROJECT_SOURCE_DIR}/grader/fixtures"
+    COURSE_LAB_NAME="${lab}" COURSE_LAB_DEVICE_IS_GPU=$<STREQUAL:${ARG_DEVICE},gpu>
+    COURSE_DATA_DIR="${COURSE_DATA_DIR}"
     COURSE_SANITIZE_TESTS="${ARG_SANITIZE_TESTS}")
   set(proxies_obj ${lab}__proxies_obj)
   add_library(${proxies_obj} OBJECT ${ARG_PROXY_SOURCES})
@@ -192,7 +207,7 @@ function(course_add_lab lab)
     add_dependencies(${worker} ${impl}__symbols)
 
     set(exe ${lab}__${variant})
-    add_executable(${exe} $<TARGET_OBJECTS:${tests_obj}> $<TARGET_OBJECTS:${proxies_obj}> ${proxy_objects})
+    add_executable(${exe} $<TARGET_OBJECTS:course_lab_main_obj> $<TARGET_OBJECTS:${tests_obj}> $<TARGET_OBJECTS:${proxies_obj}> ${proxy_objects})
     target_link_libraries(${exe} PRIVATE course_testkit course_gpu_speed course_rpc course::common doctest::doctest ${ARG_LIBRARIES})
     target_link_options(${exe} PRIVATE -s)
     set_target_properties(${exe} PROPERTIES
@@ -216,5 +231,41 @@ function(course_add_lab lab)
         set_tests_properties(exercises.${lab}.fails_not_implemented PROPERTIES ${COURSE_GPU_LOCK})
       endif()
     endif()
+  endforeach()
+endfunction()
+
+# course_add_lab_bench(<name> <lab> <source> [DATA]): a GPU lab's benchmark program, one per
+# variant that was built (build/labs/<variant>/<name>), linked with that variant's implementation
+# (the student's own program: it calls the student's code in-process, and the grader never runs it).
+# The benchmark's source is the same for every variant -- it sees the lab's interface header, never
+# the variant's folder -- so it is compiled once (nvcc, seconds per file) into <name>__obj, and only
+# the link differs. DATA: the program reads COURSE_DATA_DIR.
+function(course_add_lab_bench name lab source)
+  cmake_parse_arguments(ARG "DATA" "" "" ${ARGN})
+  set(obj ${name}__obj)
+  foreach(variant_entry IN LISTS COURSE_VARIANTS)
+    string(REPLACE "=" ";" pair "${variant_entry}")
+    list(GET pair 0 variant)
+    set(impl ${lab}__${variant}_impl)
+    if(NOT TARGET ${impl})
+      continue()
+    endif()
+    if(NOT TARGET ${obj})
+      add_library(${obj} OBJECT ${source})
+      # What the implementation passes on to its users (course::common and the lab's LIBRARIES, the
+      # CUDA runtime), named here rather than through a variant's implementation: the object must
+      # not wait for, or fail with, one student's build.
+      target_link_libraries(${obj} PRIVATE course::common CUDA::cudart_static course_warnings)
+      target_include_directories(${obj} PRIVATE "${PROJECT_SOURCE_DIR}/grader/reference" "${PROJECT_SOURCE_DIR}/grader/labs")
+      if(ARG_DATA)
+        target_compile_definitions(${obj} PRIVATE COURSE_DATA_DIR="${COURSE_DATA_DIR}")
+      endif()
+    endif()
+    add_executable(${name}__${variant} $<TARGET_OBJECTS:${obj}>)
+    target_link_libraries(${name}__${variant} PRIVATE ${impl} course::common course_warnings)
+    # Only objects: CMake cannot tell the language to link with; the source was CUDA (as before,
+    # nvcc links, with the CUDA runtime).
+    set_target_properties(${name}__${variant} PROPERTIES LINKER_LANGUAGE CUDA
+      OUTPUT_NAME ${name} RUNTIME_OUTPUT_DIRECTORY "${PROJECT_BINARY_DIR}/labs/${variant}")
   endforeach()
 endfunction()

@@ -17,3 +17,35 @@ if(COURSE_SANITIZE)
   add_compile_definitions(COURSE_SANITIZE=1)
   message(STATUS "COURSE_SANITIZE: C++ code built with -fsanitize=address,undefined")
 endif()
+
+# COURSE_SANITIZE_WORKER_OPTIMIZATION (e.g. -O1): an optimisation level for the code that runs
+# inside a lab's worker -- the implementations, the endpoints, the worker's main() and the course
+# library -- over the build type's. sanitize.cpu builds everything else (the tests, the runner,
+# doctest, the proxies) at -O0, which compiles in about 60% of -O1's time and instruments every
+# access (-O1 may remove some): the worker's calls keep -O1's speed, so a slow call under ASan stays
+# far from the 30 s per-call limit (lab 04's LeNet over the MNIST split). Applied by
+# course_sanitize_worker_optimization(), called at the end of the top-level CMakeLists.txt, when
+# every target exists.
+set(COURSE_SANITIZE_WORKER_OPTIMIZATION "" CACHE STRING
+    "COURSE_SANITIZE builds: extra compile flags for the code that runs in the workers (e.g. -O1)")
+function(course_sanitize_worker_optimization)
+  if(NOT COURSE_SANITIZE OR NOT COURSE_SANITIZE_WORKER_OPTIMIZATION)
+    return()
+  endif()
+  set(targets course_common course_worker_main_obj course_rpc_frames)
+  get_property(labs GLOBAL PROPERTY COURSE_LABS)
+  foreach(lab IN LISTS labs)
+    list(APPEND targets ${lab}__endpoints_obj)
+    foreach(variant_entry IN LISTS COURSE_VARIANTS)
+      string(REPLACE "=" ";" pair "${variant_entry}")
+      list(GET pair 0 variant)
+      list(APPEND targets ${lab}__${variant}_impl)
+    endforeach()
+  endforeach()
+  foreach(target IN LISTS targets)
+    if(TARGET ${target})
+      target_compile_options(${target} PRIVATE "$<$<COMPILE_LANGUAGE:CXX>:${COURSE_SANITIZE_WORKER_OPTIMIZATION}>")
+    endif()
+  endforeach()
+  message(STATUS "COURSE_SANITIZE: the workers' code compiled with ${COURSE_SANITIZE_WORKER_OPTIMIZATION}")
+endfunction()

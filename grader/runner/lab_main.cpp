@@ -6,6 +6,9 @@
 // runs, and a doctest listener sends one signed record per event. The grader decides the verdict
 // from those records alone; what the program prints is only shown to people. Run by hand or by
 // CTest (no channel), the program behaves like any doctest program.
+//
+// Compiled once per build folder, not once per lab (doctest's implementation is most of its
+// compile time): the lab's name and device come from lab_identity.cpp, compiled with each lab.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
@@ -23,6 +26,7 @@
 
 #include "../src/channel_protocol.hpp"
 #include "course/device.hpp"
+#include "lab_identity.hpp"
 #include "testkit.hpp"
 #ifdef COURSE_LAB_USES_WORKER
 #include "rpc/client.hpp"
@@ -203,21 +207,21 @@ REGISTER_LISTENER("course_channel", 1, ChannelListener);
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::printf("%s: seed %llu (replay with COURSE_SEED=%llu)\n", COURSE_LAB_NAME,
+  std::printf("%s: seed %llu (replay with COURSE_SEED=%llu)\n", course_lab_identity::kName,
               static_cast<unsigned long long>(grader::seed()), static_cast<unsigned long long>(grader::seed()));
   std::fflush(stdout);
-  send({{"type", "hello"}, {"lab", COURSE_LAB_NAME}, {"seed", grader::seed()}, {"gpu_lab", COURSE_LAB_DEVICE_IS_GPU != 0}});
-  if (COURSE_LAB_DEVICE_IS_GPU && !course::has_gpu()) {
+  send({{"type", "hello"}, {"lab", course_lab_identity::kName}, {"seed", grader::seed()}, {"gpu_lab", course_lab_identity::kIsGpu}});
+  if (course_lab_identity::kIsGpu && !course::has_gpu()) {
     const std::string reason = course::gpu_unavailable_reason();
-    std::printf("SKIPPED: %s needs a CUDA GPU: %s\n", COURSE_LAB_NAME, reason.c_str());
+    std::printf("SKIPPED: %s needs a CUDA GPU: %s\n", course_lab_identity::kName, reason.c_str());
     send({{"type", "skip"}, {"reason", reason}});
     return course::kSkipReturnCode;
   }
 #ifdef COURSE_LAB_USES_WORKER
   // The student's code runs in a separate worker process (grader/rpc/); say how it is isolated.
-  grader::rpc::set_worker_gpu(COURSE_LAB_DEVICE_IS_GPU != 0);
+  grader::rpc::set_worker_gpu(course_lab_identity::kIsGpu);
   const grader::rpc::SandboxInfo sandbox = grader::rpc::worker_sandbox();
-  std::printf("%s: student code runs in a worker: %s\n", COURSE_LAB_NAME, sandbox.description.c_str());
+  std::printf("%s: student code runs in a worker: %s\n", course_lab_identity::kName, sandbox.description.c_str());
   std::fflush(stdout);
   send({{"type", "sandbox"}, {"mode", sandbox.mode}, {"degraded", sandbox.degraded}, {"description", sandbox.description}});
   // Second line of defence behind the grader's own refusal (course_grader grade --hidden): hidden
@@ -229,16 +233,16 @@ int main(int argc, char** argv) {
     std::printf("%s: refusing to run hidden cases: the worker sandbox is '%s' (%s), so student code could read "
                 "them. Run as root, enable user namespaces, or set COURSE_ALLOW_DEGRADED=1 (course_grader: "
                 "--allow-degraded) knowingly.\n",
-                COURSE_LAB_NAME, sandbox.mode.c_str(), sandbox.description.c_str());
+                course_lab_identity::kName, sandbox.mode.c_str(), sandbox.description.c_str());
     std::fflush(stdout);
     return 2;
   }
 #endif
   doctest::Context context(argc, argv);
 #ifdef COURSE_LAB_USES_WORKER
-  // The grader's sanitizer pass runs the lab's named subset only (COURSE_SANITIZE_TESTS).
+  // The grader's sanitizer pass runs the lab's named subset only (COURSE_SANITIZE_TESTS, via lab_identity.cpp).
   if (const char* tool = std::getenv("COURSE_SANITIZER"); tool != nullptr && *tool != '\0')
-    context.addFilter("test-case", COURSE_SANITIZE_TESTS);
+    context.addFilter("test-case", course_lab_identity::kSanitizeTests);
 #endif
   int exit_code = context.run();
 #ifdef COURSE_LAB_USES_WORKER
@@ -248,7 +252,7 @@ int main(int argc, char** argv) {
     const grader::rpc::SanitizerOutcome sanitizer = grader::rpc::finish_sanitizer();
     if (!sanitizer.tool.empty()) {
       const bool available = !grader::rpc::sanitizer_program().empty();
-      std::printf("%s: compute-sanitizer %s: %s\n", COURSE_LAB_NAME, sanitizer.tool.c_str(),
+      std::printf("%s: compute-sanitizer %s: %s\n", course_lab_identity::kName, sanitizer.tool.c_str(),
                   !available ? "not installed, gate skipped" : sanitizer.clean ? "no errors" : "ERRORS");
       send({{"type", "sanitizer"},
             {"tool", sanitizer.tool},
