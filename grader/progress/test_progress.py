@@ -26,10 +26,24 @@ H100_CSV = os.path.join(ROOT, "bench", "results", "lab07_h100_80gb_hbm3.csv")
 H100 = "NVIDIA H100 80GB HBM3"
 SVG_NS = "{http://www.w3.org/2000/svg}"
 HOSTILE_HASH = '"><script>alert(1)</script>'
-# Rungs vs the reference (rung 09), worked out by hand from the H100 CSV's device rows on 10,000
-# images: 0.271632 / 2.900240, / 0.649040, / 0.271632, / 0.086592.
-RUNG_LABELS = ["rung 04 constant_weights 0.09\u00d7", "rung 08 one_kernel 0.42\u00d7",
-               "rung 09 register_blocked 1.00\u00d7", "rung 12 tensor_cores 3.14\u00d7"]
+
+
+def rung_labels(csv_path=H100_CSV, shown=(4, 8, 9, 12)):
+    """The chart's rung labels, worked out here from the CSV's own rows (ladder, device, 10,000
+    images): rung r stands at t(rung 09) / t(rung r). Read with the csv module, not progress.py's
+    reader, so that a mistake there cannot agree with itself; and from the committed file, so that
+    a new benchmark run does not break the test (2026-11-26: 0.09, 0.42, 1.00, 3.13)."""
+    import csv
+    times = {}
+    with open(csv_path, newline="") as f:
+        for row in csv.DictReader(f):
+            if row["source"] == "ladder" and row["mode"] == "device" and row["batch"] == "10000":
+                times[int(row["version"])] = (row["name"], float(row["median_ms"]))
+    return [f"rung {r:02d} {times[r][0]} {times[9][1] / times[r][1]:.2f}\u00d7" for r in shown]
+
+
+# Rungs vs the reference (rung 09) as the chart must label them.
+RUNG_LABELS = rung_labels()
 # Runs: (time, status, speed-up, files hash); None = a line that is not JSON.
 RUNS = [("2026-11-20T14:02:11Z", "failed", 0.062, "aa11bb22cc33dd44"),
         ("2026-11-20T15:40:00Z", "failed", 0.094, "0badc0de0badc0de"),
@@ -38,7 +52,7 @@ RUNS = [("2026-11-20T14:02:11Z", "failed", 0.062, "aa11bb22cc33dd44"),
         ("2026-11-22T09:30:00Z", "passed", 0.52, "fedcba9876543210"),
         ("2026-11-22T11:00:00Z", "passed", 0.48, HOSTILE_HASH)]
 WHERE = ("Where you stand: your best passing run (#4, 11-22 09:30, files fedcba98) is 0.52x the lab 07 "
-         "reference, between rung 08 one_kernel (0.42x) and rung 09 register_blocked (1.00x).")
+         f"reference, between rung 08 one_kernel ({RUNG_LABELS[1].split()[-1][:-1]}x) and rung 09 register_blocked (1.00x).")
 
 
 def write_history(path, runs=RUNS, gpu=H100, lab="lab07_optimized_cuda", required=0.0):
