@@ -60,6 +60,7 @@ if(NOT TARGET course_worker_main_obj)
     ${PROJECT_SOURCE_DIR}/grader/rpc/worker_main.cpp ${PROJECT_SOURCE_DIR}/grader/rpc/worker_seccomp.cpp)
   target_include_directories(course_worker_main_obj PRIVATE "${PROJECT_SOURCE_DIR}/grader/rpc")
   target_link_libraries(course_worker_main_obj PRIVATE course::common course_rpc_frames course_warnings)
+  course_worker_code(course_worker_main_obj)
 endif()
 
 # main() of every lab's test program (grader/runner/lab_main.cpp): the same for every lab, so
@@ -136,6 +137,7 @@ function(course_add_lab lab)
   add_library(${endpoints_obj} OBJECT ${ARG_WORKER_SOURCES})
   target_include_directories(${endpoints_obj} PRIVATE ${lab_test_dirs})
   target_link_libraries(${endpoints_obj} PRIVATE course::common course_warnings ${ARG_LIBRARIES})
+  course_worker_code(${endpoints_obj})
 
   foreach(variant_entry IN LISTS COURSE_VARIANTS)
     string(REPLACE "=" ";" pair "${variant_entry}")
@@ -162,6 +164,7 @@ function(course_add_lab lab)
     add_library(${impl} STATIC ${sources})
     target_include_directories(${impl} PRIVATE "${lab_dir}")
     target_link_libraries(${impl} PUBLIC course::common ${ARG_LIBRARIES} PRIVATE course_warnings)
+    course_worker_code(${impl})
     # The guarded compiler: time and memory limits, and only the lab folder, common/include and
     # system headers may be included (checked on the compiler's dependency output). The compile
     # itself runs fenced in course_sandbox on staged copies of the lab folder and common/include:

@@ -23,29 +23,17 @@ endif()
 # library -- over the build type's. sanitize.cpu builds everything else (the tests, the runner,
 # doctest, the proxies) at -O0, which compiles in about 60% of -O1's time and instruments every
 # access (-O1 may remove some): the worker's calls keep -O1's speed, so a slow call under ASan stays
-# far from the 30 s per-call limit (lab 04's LeNet over the MNIST split). Applied by
-# course_sanitize_worker_optimization(), called at the end of the top-level CMakeLists.txt, when
-# every target exists.
+# far from the 30 s per-call limit (lab 04's LeNet over the MNIST split). Each target of worker code
+# says so where it is created, with course_worker_code(<target>...).
 set(COURSE_SANITIZE_WORKER_OPTIMIZATION "" CACHE STRING
     "COURSE_SANITIZE builds: extra compile flags for the code that runs in the workers (e.g. -O1)")
-function(course_sanitize_worker_optimization)
-  if(NOT COURSE_SANITIZE OR NOT COURSE_SANITIZE_WORKER_OPTIMIZATION)
-    return()
-  endif()
-  set(targets course_common course_worker_main_obj course_rpc_frames)
-  get_property(labs GLOBAL PROPERTY COURSE_LABS)
-  foreach(lab IN LISTS labs)
-    list(APPEND targets ${lab}__endpoints_obj)
-    foreach(variant_entry IN LISTS COURSE_VARIANTS)
-      string(REPLACE "=" ";" pair "${variant_entry}")
-      list(GET pair 0 variant)
-      list(APPEND targets ${lab}__${variant}_impl)
-    endforeach()
-  endforeach()
-  foreach(target IN LISTS targets)
-    if(TARGET ${target})
-      target_compile_options(${target} PRIVATE "$<$<COMPILE_LANGUAGE:CXX>:${COURSE_SANITIZE_WORKER_OPTIMIZATION}>")
-    endif()
-  endforeach()
+if(COURSE_SANITIZE AND COURSE_SANITIZE_WORKER_OPTIMIZATION)
   message(STATUS "COURSE_SANITIZE: the workers' code compiled with ${COURSE_SANITIZE_WORKER_OPTIMIZATION}")
+endif()
+function(course_worker_code)
+  if(COURSE_SANITIZE AND COURSE_SANITIZE_WORKER_OPTIMIZATION)
+    foreach(target IN LISTS ARGN)
+      target_compile_options(${target} PRIVATE "$<$<COMPILE_LANGUAGE:CXX>:${COURSE_SANITIZE_WORKER_OPTIMIZATION}>")
+    endforeach()
+  endif()
 endfunction()
