@@ -573,9 +573,11 @@ def targets(rows, batch):
 # ----------------------------------------------------------------------------------------------
 
 def write(path, content):
+    """Writes a figure and says so, under the name of the script that drew it (plot_lab08.py and
+    plot_host_timeline.py write theirs through this too)."""
     with open(path, "w", encoding="utf-8") as f:
         f.write(content)
-    print(f"plot_lab07: wrote {os.path.relpath(path)}")
+    print(f"{os.path.splitext(os.path.basename(sys.argv[0]))[0]}: wrote {os.path.relpath(path)}")
 
 
 def main(argv=None):

@@ -48,7 +48,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.dont_write_bytecode = True  # importing plot_lab07 must not leave a __pycache__ in bench/
 # The same helpers, palette and halo as lab 07's figures: one look for the course's measured plots.
-from plot_lab07 import HALO, PALETTE, LogAxis, fmt_factor, marker, number, svg_document, text  # noqa: E402
+from plot_lab07 import HALO, PALETTE, LogAxis, fmt_factor, marker, number, svg_document, text, write  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MOBILENET_COLUMNS = ["workload", "version", "batch", "median_ms", "min_ms", "images_per_s", "x_cudnn", "device"]
@@ -617,12 +617,6 @@ def summarise_conv3x3(factors, device):
 
 
 # ----------------------------------------------------------------------------------------------
-
-def write(path, content):
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(content)
-    print(f"plot_lab08: wrote {os.path.relpath(path)}")
-
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
