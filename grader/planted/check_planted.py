@@ -114,6 +114,14 @@ def apply_fault(spec, target, original, fault, places, fault_dir):
         target.write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
 
 
+def fresh_dir(path):
+    """`path` as an empty folder (what an earlier run left there removed); returns it."""
+    if path.exists():
+        shutil.rmtree(path)
+    path.mkdir(parents=True)
+    return path
+
+
 def has_gpu():
     """An NVIDIA GPU with a working driver (what the grader's own check needs too)."""
     try:
@@ -188,10 +196,7 @@ def main():
     if len(faults) == 0:
         sys.exit("no planted faults found")
 
-    subs = args.work_dir / "planted"
-    if subs.exists():
-        shutil.rmtree(subs)
-    subs.mkdir(parents=True)
+    subs = fresh_dir(args.work_dir / "planted")
     # With --only, the untouched solutions hold just the labs the chosen faults change or use (a
     # GPU lab's subset then fits one short run on a GPU machine); without it, every lab -- except,
     # without a GPU, the GPU labs, which would only be compiled (minutes of nvcc) to be skipped.
@@ -217,21 +222,14 @@ def main():
               "WORK_DIR": str(args.work_dir.resolve())}
     # Faults aimed at one sandbox mode are graded in a run of their own, in a folder of their own.
     mode_dirs = {}
-    refusals_dir = args.work_dir / "planted_build_refusals"
-    if build_refusals:
-        if refusals_dir.exists():
-            shutil.rmtree(refusals_dir)
-        refusals_dir.mkdir(parents=True)
+    refusals_dir = fresh_dir(args.work_dir / "planted_build_refusals") if build_refusals else None
     for name, spec in faults.items():
         folder = subs
         if name in build_refusals:
             folder = refusals_dir
         elif spec.get("sandbox"):
             if spec["sandbox"] not in mode_dirs:
-                folder = mode_dirs[spec["sandbox"]] = args.work_dir / f"planted_{spec['sandbox']}"
-                if folder.exists():
-                    shutil.rmtree(folder)
-                folder.mkdir(parents=True)
+                folder = mode_dirs[spec["sandbox"]] = fresh_dir(args.work_dir / f"planted_{spec['sandbox']}")
                 # A classmate in the same batch (a target for the fault, and proof that honest
                 # work passes in that mode too).
                 for lab in sorted(involved) if involved is not None else [p.name for p in solutions.iterdir() if p.is_dir()]:
