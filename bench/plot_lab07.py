@@ -170,12 +170,9 @@ def cpu_rows(rows):
 
 
 def reduced_precision(row):
-    """Tensor-core arithmetic: a ladder rung listed in TENSOR_CORE_ARITHMETIC, or a pipeline whose name
-    says so (a rung's name need not: 18 wgmma, 20 host_pipeline_fast)."""
-    if row.source == "ladder" and row.version in TENSOR_CORE_ARITHMETIC:
-        return True
-    name = row.name.lower()
-    return any(word in name for word in ("tensor", "fp16", "bf16", "tf32", "half"))
+    """A ladder rung on tensor cores (TENSOR_CORE_ARITHMETIC: its name need not say so, e.g. 18
+    wgmma, 20 host_pipeline_fast); every other pipeline in the CSV computes in FP32."""
+    return row.source == "ladder" and row.version in TENSOR_CORE_ARITHMETIC
 
 
 def best_rung_per_batch(rows, mode="device", fp32_only=False):
