@@ -33,13 +33,13 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
-#include <future>
 #include <map>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "course/batch_slices.hpp"
 #include "course/compare.hpp"
 #include "course/cuda_check.hpp"
 #include "course/device.hpp"
@@ -112,22 +112,8 @@ Tensor rows_of(const Tensor& t, std::int64_t count) {  // the first `count` entr
 /// The golden folded network on the first `count` images, split over the machine's cores (one
 /// image's logits do not depend on another's).
 Tensor golden_logits(const lab08::FoldedMobileNet& net, const Tensor& images, std::int64_t count) {
-  const int threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 32u));
-  const std::int64_t per = (count + threads - 1) / threads;
-  std::vector<std::future<Tensor>> parts;
-  for (std::int64_t begin = 0; begin < count; begin += per) {
-    const std::int64_t n = std::min(per, count - begin);
-    parts.push_back(std::async(std::launch::async, [&, begin, n] {
-      Tensor slice(course::Shape{n, 1, 28, 28}, std::vector<float>(images.data() + begin * 784, images.data() + (begin + n) * 784));
-      return golden::lab08_folded_mobilenet_forward(net, slice);
-    }));
-  }
-  std::vector<float> all;
-  for (auto& p : parts) {
-    const Tensor t = p.get();
-    all.insert(all.end(), t.data(), t.data() + t.numel());
-  }
-  return Tensor(course::Shape{count, mn::kNumClasses}, std::move(all));
+  return course::forward_in_slices(images, count, std::min(std::thread::hardware_concurrency(), 32u),
+                                   [&net](const Tensor& slice) { return golden::lab08_folded_mobilenet_forward(net, slice); });
 }
 
 // ---- the whole network ----------------------------------------------------------------------------

@@ -8,12 +8,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <future>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "course/batch_slices.hpp"
 #include "course/compare.hpp"
 #include "course/idx.hpp"
 #include "course/mobilenet.hpp"
@@ -94,22 +94,8 @@ inline mn::Weights random_weights(course::Rng& rng) {
 /// does not depend on another's, so the split changes nothing but the time).
 inline course::Tensor parallel_golden(const mn::Weights& weights, const course::Tensor& images) {
   // ~40 ms per image per thread (211 s for the 10,000 images on 2 threads): use every core.
-  const int threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 2u, 16u));
-  const std::int64_t n = images.dim(0);
-  const std::int64_t per = (n + threads - 1) / threads;
-  std::vector<std::pair<std::int64_t, std::future<course::Tensor>>> parts;
-  for (std::int64_t begin = 0; begin < n; begin += per) {
-    const std::int64_t count = std::min(per, n - begin);
-    parts.emplace_back(begin, std::async(std::launch::async, [&weights, &images, begin, count] {
-                         return golden::mobilenet_forward(weights, grader::image_slice(images, begin, count));
-                       }));
-  }
-  course::Tensor logits(course::Shape{n, mn::kNumClasses});
-  for (auto& [begin, part] : parts) {
-    const course::Tensor t = part.get();
-    std::copy(t.data(), t.data() + t.numel(), logits.data() + begin * mn::kNumClasses);
-  }
-  return logits;
+  return course::forward_in_slices(images, images.dim(0), std::clamp(std::thread::hardware_concurrency(), 2u, 16u),
+                                   [&weights](const course::Tensor& slice) { return golden::mobilenet_forward(weights, slice); });
 }
 
 // Labels: the testkit's (also lab 06's and lab 07's), nothing LeNet-specific in them.

@@ -37,6 +37,7 @@
 #include <thread>
 #include <vector>
 
+#include "course/batch_slices.hpp"
 #include "course/cuda_check.hpp"
 #include "course/device.hpp"
 #include "course/device_buffer.hpp"
@@ -179,35 +180,8 @@ std::vector<Pipeline> available_pipelines() {
 
 /// golden::lenet_forward over all cores (it handles one image at a time, so slices are independent).
 course::Tensor golden_logits(const ln::Weights& weights, const course::Tensor& images) {
-  const std::size_t n = static_cast<std::size_t>(images.dim(0));
-  const std::size_t threads = std::max<std::size_t>(1, std::min<std::size_t>(std::thread::hardware_concurrency(), 32));
-  const std::size_t chunk = (n + threads - 1) / threads;
-  std::vector<course::Tensor> parts(threads);
-  std::vector<std::exception_ptr> errors(threads);
-  std::vector<std::thread> pool;
-  for (std::size_t t = 0; t < threads; ++t) {
-    const std::size_t begin = t * chunk, end = std::min(n, begin + chunk);
-    if (begin >= end) break;
-    pool.emplace_back([&, t, begin, end] {
-      try {
-        course::Tensor slice(course::Shape{static_cast<std::int64_t>(end - begin), 1, 28, 28});
-        std::copy(images.data() + begin * kPixelsPerImage, images.data() + end * kPixelsPerImage, slice.data());
-        parts[t] = golden::lenet_forward(weights, slice);
-      } catch (...) {
-        errors[t] = std::current_exception();
-      }
-    });
-  }
-  for (std::thread& th : pool) th.join();
-  for (const std::exception_ptr& e : errors)
-    if (e) std::rethrow_exception(e);
-  course::Tensor all(course::Shape{static_cast<std::int64_t>(n), kClasses});
-  std::size_t at = 0;
-  for (const course::Tensor& part : parts) {
-    std::copy(part.data(), part.data() + part.numel(), all.data() + at);
-    at += part.numel();
-  }
-  return all;
+  return course::forward_in_slices(images, images.dim(0), std::min(std::thread::hardware_concurrency(), 32u),
+                                   [&weights](const course::Tensor& slice) { return golden::lenet_forward(weights, slice); });
 }
 
 Split load_split(const std::string& name, const course::DatasetFiles& files, const std::string& weights_file,
