@@ -58,13 +58,18 @@
 // The workspace is 0 bytes.
 //
 // Measured (NVIDIA H100 80GB HBM3, bench/results/lab08_mobilenet_h100_80gb_hbm3.csv, cuDNN +
-// cuBLAS's time / ours): the course's 7 blocks at batch 10,000 1.62-2.89x; MobileNetV2@224's
-// blocks at batch 256 1.10-2.58x, at batch 32 2.06-2.35x (narrow), 1.13x (64-384-64), 0.82x
-// (96-576-96) and 0.76x (160-960-160, 0.140 against 0.106 ms: still slower); the whole network
-// 17.67 against 42.42 ms on 10,000 images, 0.149 against 0.425 ms on one image. In the same run
-// as the previous version (a scratch driver, H100): 160-960-160 0.149 against 0.456 ms at batch
-// 32 and 0.547 against 1.143 at 256, one 64-384-64 image 0.034 against 0.112 ms; the Fashion
-// blocks 1 % faster to 5 % slower (block 1: 3.92 against 3.73 ms, cause not found).
+// cuBLAS's time / ours, one run): the course's 7 blocks at batch 10,000 2.03-3.28x;
+// MobileNetV2@224's blocks at batch 256 1.24-2.82x, at batch 32 2.30-2.57x (narrow), 1.69x
+// (64-384-64), 1.32x (96-576-96: 0.1168 against 0.1540 ms) and 1.22x (160-960-160: 0.0862 against
+// 0.1053 ms): all 19 rows faster; the whole network 15.86 against 42.23 ms on 10,000 images,
+// 0.128 against 0.479 ms on one image. The previous version's run: 1.62-2.89x, 0.82x and 0.76x
+// (96-576-96 and 160-960-160 at batch 32, the clusters in two waves), 17.67 against 42.42 ms.
+// In scratch runs on the same H100 (`lab08_mobilenet --only`, cuDNN + cuBLAS in the same run):
+// the staging overlap alone, clusters still in two waves, 0.90x and 0.85x on those two rows; with
+// 4-byte copies instead of 16-byte ones 0.1830 / 0.1401 ms instead of 0.1726 / 0.1260. Tried and
+// dropped: warps of 8 x 4 micro-tiles instead of 32 x 1 in the projection and the 2-row
+// expansion (fewer shared-memory wavefronts on paper): 2-4 % slower on both rows (0.1225 against
+// 0.1204 ms, 0.0914 against 0.0883 ms).
 #include <cooperative_groups.h>
 #include <cuda_runtime_api.h>
 
