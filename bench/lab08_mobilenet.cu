@@ -1,6 +1,6 @@
 // lab08_mobilenet: lab 08's MobileNetV2 against cuDNN + cuBLAS, the whole network and block by block.
 //
-//   lab08_mobilenet [--csv FILE] [--logits FILE] [--repetitions R] [--golden-images G] [--no-224]
+//   lab08_mobilenet [--csv FILE] [--logits FILE] [--repetitions R] [--golden-images G] [--no-224] [--only TEXT]
 //
 // Network: the trained Fashion-MNIST network (data/weights/mobilenet_fashion_mnist.safetensors,
 // batch-norm folded by the golden fold) on the test split's 10,000 images, all on the GPU, and on
@@ -22,6 +22,8 @@
 //
 // Times: course::GpuTimer (CUDA events, 3 warm-up runs, median of R runs, L2 flushed before each).
 // "x cuDNN" = the cudnn version's time / this version's (above 1: faster than cuDNN).
+// --only TEXT runs just the block shapes whose name contains TEXT (e.g. "160-960-160"), not the
+// network: a quick loop for one shape, or a short run under a profiler.
 // --csv appends rows "workload,version,batch,median_ms,min_ms,images_per_s,x_cudnn,device";
 // --logits writes the solution's logits of the 10,000 images (float32, row-major [10000,10]) for
 // bench/torch_mobilenet.py to compare with. bench/lab08_mobilenet_run.sh runs both.
@@ -322,6 +324,7 @@ int main(int argc, char** argv) {
     std::string csv_path, logits_path;
     int repetitions = 20, golden_images = 10000;
     bool shapes_224 = true;
+    std::string only;  // empty: everything
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
       if (a == "--csv" && i + 1 < argc) csv_path = argv[++i];
@@ -329,7 +332,8 @@ int main(int argc, char** argv) {
       else if (a == "--repetitions" && i + 1 < argc) repetitions = std::max(10, std::atoi(argv[++i]));
       else if (a == "--golden-images" && i + 1 < argc) golden_images = std::max(1, std::atoi(argv[++i]));
       else if (a == "--no-224") shapes_224 = false;
-      else throw course::Error("usage: lab08_mobilenet [--csv FILE] [--logits FILE] [--repetitions R>=10] [--golden-images G] [--no-224]");
+      else if (a == "--only" && i + 1 < argc) only = argv[++i];
+      else throw course::Error("usage: lab08_mobilenet [--csv FILE] [--logits FILE] [--repetitions R>=10] [--golden-images G] [--no-224] [--only TEXT]");
     }
     if (!course::has_gpu()) {
       std::printf("lab08_mobilenet: no GPU (%s)\n", course::gpu_unavailable_reason().c_str());
@@ -346,10 +350,13 @@ int main(int argc, char** argv) {
     const std::int64_t count = static_cast<std::int64_t>(test.size());
     const Tensor images(course::Shape{count, 1, 28, 28}, test.images.values());
     const std::int64_t checked = std::min<std::int64_t>(golden_images, count);
-    std::printf("golden CPU network (double) on %lld of %lld test images ...\n", static_cast<long long>(checked),
-                static_cast<long long>(count));
-    std::fflush(stdout);
-    const Tensor golden = golden_logits(folded, images, checked);
+    Tensor golden;  // only the network needs it
+    if (only.empty()) {
+      std::printf("golden CPU network (double) on %lld of %lld test images ...\n", static_cast<long long>(checked),
+                  static_cast<long long>(count));
+      std::fflush(stdout);
+      golden = golden_logits(folded, images, checked);
+    }
 
     cudaStream_t stream = nullptr;
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -357,7 +364,8 @@ int main(int argc, char** argv) {
     Bench b{&timer, {}, stream, {}, 0};
     b.options.repetitions = repetitions;
 
-    networks(b, folded, images, golden, logits_path);
+    const auto wanted = [&](const std::string& name) { return name.find(only) != std::string::npos; };
+    if (only.empty()) networks(b, folded, images, golden, logits_path);
 
     std::printf("\nBlocks of the Fashion-MNIST network (trained weights, random inputs)\n");
     course::Rng rng(808);
@@ -365,7 +373,7 @@ int main(int argc, char** argv) {
       const mn::BlockSpec& s = mn::blocks()[i];
       const Shape shape{shape_name("block" + std::to_string(i), s.in_channels, s.hidden, s.out_channels, s.stride, s.size),
                         s.in_channels, s.hidden, s.out_channels, s.size, s.stride};
-      block_rows(b, shape, folded.blocks[i], {static_cast<int>(count)}, rng);
+      if (wanted(shape.name)) block_rows(b, shape, folded.blocks[i], {static_cast<int>(count)}, rng);
     }
     if (shapes_224) {
       std::printf("\nMobileNetV2@224 inverted residual blocks (random weights)\n");
@@ -374,7 +382,8 @@ int main(int argc, char** argv) {
           {"", 64, 384, 64, 14, 1}, {"", 96, 576, 96, 14, 1}, {"", 160, 960, 160, 7, 1}};
       for (Shape s : shapes) {
         s.name = shape_name("v2@224", s.in, s.hidden, s.out, s.stride, s.size);
-        block_rows(b, s, random_block(rng, s.in, s.hidden, s.out), {32, 256}, rng);
+        const lab08::FoldedBlock f = random_block(rng, s.in, s.hidden, s.out);  // drawn either way: same weights as a full run
+        if (wanted(s.name)) block_rows(b, s, f, {32, 256}, rng);
       }
     }
     report(b.rows, device, csv_path);

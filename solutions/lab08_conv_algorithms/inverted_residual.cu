@@ -13,9 +13,17 @@
 //     the neighbouring band computes too). The host picks the tile per block shape with a small
 //     cost model (choose_tiling): pixels per CTA, halo, shared memory per CTA (two CTAs per SM
 //     when possible) and how evenly the CTAs fill the GPU.
-//   - The tile's input window, all input channels, is staged in shared memory ONCE, and each
-//     chunk's weights once per chunk, both with cp.async (a thread issues all its copies
-//     without waiting for each: one memory latency per stage, not one per element).
+//   - The tile's input window, all input channels, is staged in shared memory ONCE, with cp.async
+//     (a thread issues all its copies without waiting for each: one memory latency per stage, not
+//     one per element); a thread keeps one window pixel and walks the channels, so its address
+//     arithmetic is done once per pixel.
+//   - Each chunk's weights are staged WHILE an earlier step computes, each into its one buffer as
+//     soon as the step that reads it is done: the projection's at the top of the chunk (overlapping
+//     the expansion and the depthwise step), the next chunk's expansion weights after this
+//     chunk's expansion, its depthwise weights after this chunk's depthwise step (cp.async
+//     groups; no buffer doubled, no extra shared memory). The 1x1 weights go 16 bytes per copy
+//     (a quarter of the copy instructions and their index arithmetic). Before, every chunk began
+//     by copying all of its weights and waiting for them at a barrier.
 //   - The hidden channels go through in chunks of 32. Per chunk: (1) the expansion is a small
 //     GEMM, [32 x in] weights times the [in x window pixels] input, each thread computing an
 //     8-channel x 4-pixel micro-tile from float4 shared-memory loads (12 loads per 128
@@ -33,25 +41,35 @@
 //     160-channel block is one CTA of 256 and does not compute its expansion twice). Wider blocks
 //     use several CTAs per tile (blockIdx.y), each recomputing the expansion.
 //   - Split over the hidden channels (sm_90+): when the tiles alone are too few to fill the GPU
-//     (wide blocks at batch 32, any block at batch 1), a cluster of 2, 4 or 8 CTAs shares a tile,
+//     (wide blocks at batch 32, any block at batch 1), a cluster of 2 to 8 CTAs shares a tile,
 //     each expanding, filtering and projecting its own slice of the hidden chunks (blockIdx.z);
 //     at the end each CTA puts its partial projection in its shared memory and each sums a part
 //     of the outputs over the cluster's CTAs through distributed shared memory, in a fixed order
 //     (deterministic), then writes it. Nothing goes through global memory, no atomics, no second
-//     kernel. The cost model weighs this against the window each CTA stages again.
+//     kernel. The cost model weighs this against the window each CTA stages again, and counts
+//     the clusters the GPU runs at ONCE (cudaOccupancyMaxActiveClusters): a cluster must fit in
+//     one GPC, so an H100 with room for 264 CTAs (2 per SM) runs only 30 clusters of 8 (240) or
+//     62 of 4 (248). 32 clusters of 8 or 64 of 4 ran as two waves, the second almost empty, and
+//     took twice the time of one (Nsight Compute: SMs active 60 % of the kernel); 6 or 3 CTAs
+//     per cluster fit in one wave.
 //   - A block whose window cannot fit in shared memory even for one output pixel (thousands of
 //     input channels; never MobileNetV2) runs a simple fused kernel instead (one thread per
 //     expanded value), kept as the fallback.
 // The workspace is 0 bytes.
 //
 // Measured (NVIDIA H100 80GB HBM3, bench/results/lab08_mobilenet_h100_80gb_hbm3.csv, cuDNN +
-// cuBLAS's time / ours): the course's 7 blocks at batch 10,000 1.62-2.89x; MobileNetV2@224's
-// blocks at batch 256 1.10-2.58x, at batch 32 2.06-2.35x (narrow), 1.13x (64-384-64), 0.82x
-// (96-576-96) and 0.76x (160-960-160, 0.140 against 0.106 ms: still slower); the whole network
-// 17.67 against 42.42 ms on 10,000 images, 0.149 against 0.425 ms on one image. In the same run
-// as the previous version (a scratch driver, H100): 160-960-160 0.149 against 0.456 ms at batch
-// 32 and 0.547 against 1.143 at 256, one 64-384-64 image 0.034 against 0.112 ms; the Fashion
-// blocks 1 % faster to 5 % slower (block 1: 3.92 against 3.73 ms, cause not found).
+// cuBLAS's time / ours, one run): the course's 7 blocks at batch 10,000 2.03-3.28x;
+// MobileNetV2@224's blocks at batch 256 1.24-2.82x, at batch 32 2.30-2.57x (narrow), 1.69x
+// (64-384-64), 1.32x (96-576-96: 0.1168 against 0.1540 ms) and 1.22x (160-960-160: 0.0862 against
+// 0.1053 ms): all 19 rows faster; the whole network 15.86 against 42.23 ms on 10,000 images,
+// 0.128 against 0.479 ms on one image. The previous version's run: 1.62-2.89x, 0.82x and 0.76x
+// (96-576-96 and 160-960-160 at batch 32, the clusters in two waves), 17.67 against 42.42 ms.
+// In scratch runs on the same H100 (`lab08_mobilenet --only`, cuDNN + cuBLAS in the same run):
+// the staging overlap alone, clusters still in two waves, 0.90x and 0.85x on those two rows; with
+// 4-byte copies instead of 16-byte ones 0.1830 / 0.1401 ms instead of 0.1726 / 0.1260. Tried and
+// dropped: warps of 8 x 4 micro-tiles instead of 32 x 1 in the projection and the 2-row
+// expansion (fewer shared-memory wavefronts on paper): 2-4 % slower on both rows (0.1225 against
+// 0.1204 ms, 0.0914 against 0.0883 ms).
 #include <cooperative_groups.h>
 #include <cuda_runtime_api.h>
 
@@ -124,6 +142,7 @@ struct Tiling {
   int out_tile = 16;             // output channels per CTA (the kernel's kOutTile)
   int split = 1;                 // CTAs (one cluster) sharing the tile's hidden channels (gridDim.z)
   int expand_rows = 8;           // channels per micro-tile of the expansion: 8, 4 or 2 (expand_chunk)
+  bool wide_copies = false;      // the 1x1 weights staged 16 bytes per copy (rows a multiple of 4 floats, aligned)
   std::int64_t smem_bytes = 0;
 };
 
@@ -148,7 +167,20 @@ static __device__ __forceinline__ void copy_async(float* dst, const float* src, 
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(shared_address), "l"(src),
                "r"(valid ? 4 : 0));
 }
-static __device__ __forceinline__ void wait_async_copies() { asm volatile("cp.async.wait_all;\n" ::); }
+/// The same for 4 floats at once (16-byte aligned `dst` and `src`): a quarter of the copy
+/// instructions and of their index arithmetic. .cg: through L2 only (each CTA reads a weight once).
+static __device__ __forceinline__ void copy_async4(float* dst, const float* src, bool valid) {
+  const unsigned shared_address = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address), "l"(src),
+               "r"(valid ? 16 : 0));
+}
+/// The copies a thread issued since its last commit form one group; wait_async_groups<n> waits
+/// until at most the n newest of its groups are still in flight.
+static __device__ __forceinline__ void commit_async_copies() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int kInFlight>
+static __device__ __forceinline__ void wait_async_groups() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kInFlight));
+}
 
 /// acc[i][j] += sum_{k < k_end} a[i * a_row_step + k] * b[k * b_row_step + j] for the thread's
 /// kRows rows (i) and 4 columns (j), k_end a multiple of 4: per 4 values of k, kRows float4 loads
@@ -220,6 +252,60 @@ static __device__ __forceinline__ void store_output(const BlockArgs& a, const fl
   a.y[((n0 + g) * a.out + o) * (a.P * a.Q) + p * a.Q + q] = v;
 }
 
+/// Stages chunk c0's expansion weights [chunk x in] (rows expand_stride apart, zero past the chunk
+/// and past `in`) and biases.
+static __device__ __forceinline__ void stage_expand_weights(const BlockArgs& a, float* w_expand, float* b_expand, int c0,
+                                                            int tid) {
+  const Tiling& t = a.tiling;
+  const int chunk = min(kChunk, a.hidden - c0);
+  if (t.wide_copies) {
+    const int quads = t.expand_stride / 4;
+    for (int i = tid; i < kChunk * quads; i += kThreads) {
+      const int c = i / quads, k = (i % quads) * 4;
+      const bool valid = c < chunk && k < a.in;
+      copy_async4(w_expand + c * t.expand_stride + k, a.wt.expand_weight + (valid ? (c0 + c) * a.in + k : 0), valid);
+    }
+  } else {
+    for (int i = tid; i < kChunk * t.expand_stride; i += kThreads) {
+      const int c = i / t.expand_stride, k = i % t.expand_stride;
+      const bool valid = c < chunk && k < a.in;
+      copy_async(w_expand + i, a.wt.expand_weight + (valid ? (c0 + c) * a.in + k : 0), valid);
+    }
+  }
+  if (tid < kChunk) copy_async(b_expand + tid, a.wt.expand_bias + (tid < chunk ? c0 + tid : 0), tid < chunk);
+}
+
+/// Stages chunk c0's depthwise weights [chunk x 9] and biases (zero past the chunk).
+static __device__ __forceinline__ void stage_depthwise_weights(const BlockArgs& a, float* w_depthwise,
+                                                               float* b_depthwise, int c0, int tid) {
+  const int chunk = min(kChunk, a.hidden - c0);
+  for (int i = tid; i < kChunk * 9; i += kThreads)
+    copy_async(w_depthwise + i, a.wt.depthwise_weight + (i < chunk * 9 ? c0 * 9 + i : 0), i < chunk * 9);
+  if (tid < kChunk) copy_async(b_depthwise + tid, a.wt.depthwise_bias + (tid < chunk ? c0 + tid : 0), tid < chunk);
+}
+
+/// Stages the projection weights of chunk c0 for output channels o0 .. o0+out_rows-1: [out_rows x
+/// kChunk] in rows of kProjectWeightStride (zero past the chunk; rows past out_rows are never read).
+static __device__ __forceinline__ void stage_project_weights(const BlockArgs& a, float* w_project, int o0, int out_rows,
+                                                             int c0, int tid) {
+  const int chunk = min(kChunk, a.hidden - c0);
+  if (a.tiling.wide_copies) {
+    constexpr int kQuads = kProjectWeightStride / 4;
+    for (int i = tid; i < out_rows * kQuads; i += kThreads) {
+      const int o = i / kQuads, c = (i % kQuads) * 4;
+      const bool valid = c < chunk;
+      copy_async4(w_project + o * kProjectWeightStride + c,
+                  a.wt.project_weight + (valid ? (o0 + o) * a.hidden + c0 + c : 0), valid);
+    }
+  } else {
+    for (int i = tid; i < out_rows * kProjectWeightStride; i += kThreads) {
+      const int o = i / kProjectWeightStride, c = i % kProjectWeightStride;
+      const bool valid = c < chunk;
+      copy_async(w_project + i, a.wt.project_weight + (valid ? (o0 + o) * a.hidden + c0 + c : 0), valid);
+    }
+  }
+}
+
 template <int kStride, int kOutTile>
 static __global__ void __launch_bounds__(kThreads, kCtasPerSm) tiled_block_kernel(const BlockArgs a) {
   constexpr int kProjectRowGroups = kOutTile / kMicroRows;  // threads sharing a pixel column
@@ -258,15 +344,34 @@ static __global__ void __launch_bounds__(kThreads, kCtasPerSm) tiled_block_kerne
   const float* __restrict__ x = a.x + n0 * a.in * plane;
 
   // 0. The input window, every input channel, once (0 past the last channel and pixel, so that
-  //    the micro-tiles may read whole float4s).
-  for (int i = tid; i < t.in_rows * t.window_stride; i += kThreads) {
-    const int k = i / t.window_stride, j = i % t.window_stride;
-    const bool valid = k < a.in && j < window_pixels;
-    const int g = valid ? j / win_plane : 0, r = valid ? j % win_plane : 0;
-    const int offset = valid ? (g * a.in + k) * plane + (h_lo + r / win_cols) * a.W + w_lo + r % win_cols : 0;
-    copy_async(window + i, x + offset, valid);
+  //    the micro-tiles may read whole float4s). A thread keeps a window pixel and walks the
+  //    channels (`lanes` consecutive threads read consecutive pixels: coalesced), so the pixel's
+  //    address is worked out once, not once per channel.
+  {
+    const int lanes = min(t.window_stride, kThreads), groups = kThreads / lanes;
+    if (tid < lanes * groups)
+      for (int j = tid % lanes; j < t.window_stride; j += lanes) {
+        const bool pixel = j < window_pixels;
+        const int g = pixel ? j / win_plane : 0, r = pixel ? j % win_plane : 0;
+        const int offset = g * a.in * plane + (h_lo + r / win_cols) * a.W + w_lo + r % win_cols;
+        for (int k = tid / lanes; k < t.in_rows; k += groups) {
+          const bool valid = pixel && k < a.in;
+          copy_async(window + k * t.window_stride + j, x + (valid ? offset + k * plane : 0), valid);
+        }
+      }
   }
-  // (waited for with the first chunk's weights)
+  // This CTA's share of the hidden channels: all of them, or with a split (a cluster of
+  // gridDim.z CTAs on the same tile) the chunks of slice blockIdx.z; the slices' partial
+  // projections are summed through distributed shared memory at the end.
+  const int chunks = (a.hidden + kChunk - 1) / kChunk;
+  const int c_begin = static_cast<int>(blockIdx.z) * chunks / static_cast<int>(gridDim.z) * kChunk;
+  const int c_end = min(a.hidden, (static_cast<int>(blockIdx.z) + 1) * chunks / static_cast<int>(gridDim.z) * kChunk);
+  // The first chunk's expansion and depthwise weights join the window's copies (one group).
+  if (c_begin < c_end) {
+    if (expand) stage_expand_weights(a, w_expand, b_expand, c_begin, tid);
+    stage_depthwise_weights(a, w_depthwise, b_depthwise, c_begin, tid);
+  }
+  commit_async_copies();
 
   // Per output pixel of the tile, once: the window offset of its top-left tap (which may lie in
   // the padding) and a 9-bit mask of the taps inside the image, so that the depthwise step of
@@ -299,36 +404,20 @@ static __global__ void __launch_bounds__(kThreads, kCtasPerSm) tiled_block_kerne
 #pragma unroll
       for (int j = 0; j < kMicroCols; ++j) acc[pass][i][j] = 0.0f;
 
-  // This CTA's share of the hidden channels: all of them, or with a split (a cluster of
-  // gridDim.z CTAs on the same tile) the chunks of slice blockIdx.z; the slices' partial
-  // projections are summed through distributed shared memory at the end.
-  const int chunks = (a.hidden + kChunk - 1) / kChunk;
-  const int c_begin = static_cast<int>(blockIdx.z) * chunks / static_cast<int>(gridDim.z) * kChunk;
-  const int c_end = min(a.hidden, (static_cast<int>(blockIdx.z) + 1) * chunks / static_cast<int>(gridDim.z) * kChunk);
+  // 1. The weights of every step are copied while an earlier step computes, each into the one
+  //    buffer it has, as soon as the step that read that buffer is done: the projection's at the
+  //    top of the chunk (the last chunk's projection is over), the next chunk's expansion
+  //    weights after this chunk's expansion, its depthwise weights after this chunk's depthwise
+  //    step. No step waits for a copy issued just before it, and no buffer is doubled.
   for (int c0 = c_begin; c0 < c_end; c0 += kChunk) {
     const int chunk = min(kChunk, a.hidden - c0);
     const int chunk_rows = round_up(chunk, 4);  // the projection's K (rows past `chunk` are 0)
+    const int next = c0 + kChunk;               // the next chunk, if < c_end
 
-    // 1. The chunk's weights (zero past the chunk and past the last output channel).
-    if (expand)
-      for (int i = tid; i < kChunk * t.expand_stride; i += kThreads) {
-        const int c = i / t.expand_stride, k = i % t.expand_stride;
-        const bool valid = c < chunk && k < a.in;
-        copy_async(w_expand + i, a.wt.expand_weight + (valid ? (c0 + c) * a.in + k : 0), valid);
-      }
-    for (int i = tid; i < out_rows * kProjectWeightStride; i += kThreads) {  // rows past out_rows: never read
-      const int o = i / kProjectWeightStride, c = i % kProjectWeightStride;
-      const bool valid = c < chunk;
-      copy_async(w_project + i, a.wt.project_weight + (valid ? (o0 + o) * a.hidden + c0 + c : 0), valid);
-    }
-    for (int i = tid; i < kChunk * 9; i += kThreads)
-      copy_async(w_depthwise + i, a.wt.depthwise_weight + (i < chunk * 9 ? c0 * 9 + i : 0), i < chunk * 9);
-    if (tid < kChunk) {
-      copy_async(b_depthwise + tid, a.wt.depthwise_bias + (tid < chunk ? c0 + tid : 0), tid < chunk);
-      if (expand) copy_async(b_expand + tid, a.wt.expand_bias + (tid < chunk ? c0 + tid : 0), tid < chunk);
-    }
-    wait_async_copies();
-    __syncthreads();
+    wait_async_groups<0>();  // this chunk's expansion and depthwise weights (and at first the window)
+    __syncthreads();         // ... everyone's; and the last chunk's projection is over
+    stage_project_weights(a, w_project, o0, out_rows, c0, tid);
+    commit_async_copies();
 
     // 2. Expansion: [kChunk x in] x [in x window pixels] + bias, ReLU6 -> expanded.
     if (expand) {
@@ -338,7 +427,9 @@ static __global__ void __launch_bounds__(kThreads, kCtasPerSm) tiled_block_kerne
         default: expand_chunk<2>(t, w_expand, b_expand, window, expanded, window_pixels, tid); break;
       }
       __syncthreads();
+      if (next < c_end) stage_expand_weights(a, w_expand, b_expand, next, tid);
     }
+    commit_async_copies();  // (maybe empty)
 
     // 3. Depthwise 3x3 + bias + ReLU6 -> depthwise, one (channel, pixel) per thread and step;
     //    rows chunk .. chunk_rows-1 and the pixels past the tile are written as 0 (the
@@ -359,7 +450,10 @@ static __global__ void __launch_bounds__(kThreads, kCtasPerSm) tiled_block_kerne
       depthwise[i] = v;
       for (j += kThreads; j >= t.tile_stride; j -= t.tile_stride) ++c;
     }
+    wait_async_groups<1>();  // this chunk's projection weights (the next expansion's may still fly)
     __syncthreads();
+    if (next < c_end) stage_depthwise_weights(a, w_depthwise, b_depthwise, next, tid);
+    commit_async_copies();
 
     // 4. Projection: [kOutTile x chunk] x [chunk x tile pixels], accumulated in registers.
 #pragma unroll
@@ -374,8 +468,8 @@ static __global__ void __launch_bounds__(kThreads, kCtasPerSm) tiled_block_kerne
         micro_tile_product<kMicroRows, true>(acc[pass], w, kProjectRowGroups * kProjectWeightStride, depthwise + col,
                                              t.tile_stride, chunk_rows, project_rows);
     }
-    __syncthreads();  // the next chunk overwrites the weights, `expanded` and `depthwise`
   }
+  wait_async_groups<0>();  // (empty groups only: nothing was staged past the last chunk)
 
   // 5. Bias, residual, one write per output.
   if (gridDim.z == 1) {
@@ -401,6 +495,7 @@ static __global__ void __launch_bounds__(kThreads, kCtasPerSm) tiled_block_kerne
   namespace cg = cooperative_groups;
   const cg::cluster_group cluster = cg::this_cluster();
   float* partial = window;  // [out_rows][tile_stride]; make_tiling reserves room for it
+  __syncthreads();          // it may cover arrays the last projection still reads
 #pragma unroll
   for (int pass = 0; pass < kProjectPasses; ++pass) {
     const int col = project_col + pass * kProjectColStep;
@@ -532,6 +627,10 @@ struct DeviceLimits {
   int smem_per_cta = 0;  // the opt-in maximum per CTA
   int smem_per_sm = 0;
   bool clusters = false;  // sm_90+: thread-block clusters and distributed shared memory (the split)
+  // Clusters of `split` CTAs the GPU runs at once, with 1 or 2 CTAs per SM: [resident][split], 0
+  // where that size cannot launch. A cluster must fit in one GPC, so this is less than
+  // sms * resident / split: on an H100 (132 SMs, 2 per SM) 30 clusters of 8, not 33, and 62 of 4.
+  int max_clusters[kCtasPerSm + 1][kMaxSplit + 1] = {};
 };
 
 template <int kStride, int kOutTile>
@@ -561,6 +660,29 @@ const DeviceLimits& device_limits() {
     l.clusters = major >= 9;
     allow_smem_all<1>(l.smem_per_cta);
     allow_smem_all<2>(l.smem_per_cta);
+    // Every tiled kernel has 256 threads and the same register budget, so shared memory alone
+    // sets the CTAs per SM: ask once per cluster size, with enough of it for 1 or for 2 per SM.
+    for (int resident = 1; l.clusters && resident <= kCtasPerSm; ++resident)
+      for (int split = 2; split <= kMaxSplit; ++split) {
+        cudaLaunchConfig_t config = {};
+        config.gridDim = dim3(1, 1, static_cast<unsigned>(split));
+        config.blockDim = dim3(kThreads);
+        config.dynamicSmemBytes = static_cast<std::size_t>(
+            std::min(l.smem_per_cta, resident == 1 ? l.smem_per_sm / 2 + 4096 : l.smem_per_sm / 2 - 4096));
+        cudaLaunchAttribute cluster[1];
+        cluster[0].id = cudaLaunchAttributeClusterDimension;
+        cluster[0].val.clusterDim.x = 1;
+        cluster[0].val.clusterDim.y = 1;
+        cluster[0].val.clusterDim.z = static_cast<unsigned>(split);
+        config.attrs = cluster;
+        config.numAttrs = 1;
+        int count = 0;
+        if (cudaOccupancyMaxActiveClusters(&count, tiled_block_kernel<1, kMaxOutTile>, &config) != cudaSuccess) {
+          (void)cudaGetLastError();  // a size this GPU cannot run: never chosen
+          count = 0;
+        }
+        l.max_clusters[resident][split] = count;
+      }
     return l;
   }();
   return limits;
@@ -647,15 +769,20 @@ double estimated_cost(const Shape& s, const Tiling& t, const DeviceLimits& d) {
   if (resident < 1) return 1e30;
   const double ctas = std::ceil(s.N / static_cast<double>(t.images)) * t.tiles_p * t.tiles_q *
                       std::ceil(s.out / static_cast<double>(t.out_tile)) * t.split;
-  const double per_sm = std::ceil(ctas / d.sms);  // CTAs the busiest SM runs
-  const double rounds = std::ceil(per_sm / resident);
-  return rounds * per_cta * (std::min<double>(per_sm, resident) > 1 ? 1.2 : 1.0);
+  // CTAs the GPU runs at once: with a split, whole clusters, fewer than the SMs' slots (a cluster
+  // stays in one GPC). One cluster too many is a second wave that costs as much as the first.
+  const double at_once = t.split == 1 ? static_cast<double>(d.sms) * resident
+                                       : static_cast<double>(d.max_clusters[resident][t.split]) * t.split;
+  if (at_once < 1) return 1e30;
+  const double waves = std::ceil(ctas / at_once);
+  const double per_sm = std::ceil(std::min(ctas, at_once) / d.sms);  // CTAs the busiest SM runs together
+  return waves * per_cta * (per_sm > 1 ? 1.2 : 1.0);
 }
 
 /// The cheapest tiling by estimated_cost among: output tiles of out_tile_for(out) channels or 128
 /// (wide blocks: more pixels per CTA, several CTAs on the channels); g whole images per CTA
 /// (small images) or bands of `rows` output rows of one image (as wide as the image when the
-/// accumulators allow); and the hidden channels in 1, 2, 4 or 8 slices (a cluster per tile, sm_90+).
+/// accumulators allow); and the hidden channels in 1 to 8 slices (a cluster per tile, sm_90+).
 /// Returns false when no tile fits in shared memory.
 bool choose_tiling(const Shape& s, const DeviceLimits& d, Tiling& best) {
   double best_cost = 0.0;
@@ -666,7 +793,7 @@ bool choose_tiling(const Shape& s, const DeviceLimits& d, Tiling& best) {
   for (int ci = 0; ci < (widest > 128 ? 2 : 1); ++ci) {
     const int out_tile = candidates[ci];
     const int capacity = tile_pixel_capacity(out_tile);
-    for (int split = 1; split <= kMaxSplit && split <= chunks; split *= 2) {
+    for (int split = 1; split <= kMaxSplit && split <= chunks; ++split) {
       if (split > 1 && !d.clusters) break;
       const auto consider = [&](int images, int rows, int cols) {
         const Tiling t = make_tiling(s, out_tile, split, images, rows, cols);
@@ -723,6 +850,9 @@ void launch_tiled(const BlockArgs& args, cudaStream_t stream) {
 
 std::size_t inverted_residual_workspace(int N, int in, int hidden, int out, int H, int W, int stride) {
   validate_sizes(N, in, hidden, out, H, W, stride);
+  // Not needed for the size, but asked here, before any CUDA-graph capture of the block (a network
+  // sizes its workspace when it is built): the first call queries the GPU (device_limits).
+  (void)device_limits();
   return 0;  // fully fused: nothing leaves the SM between the three steps
 }
 
@@ -752,6 +882,10 @@ void inverted_residual_block(const InvertedResidualWeights& weights, const float
   const Shape shape{N, in, hidden, out, H, W, P, Q, stride, expand};
   BlockArgs args{weights, d_input, d_output, N, in, hidden, out, H, W, P, Q, residual, Tiling{}};
   if (choose_tiling(shape, device_limits(), args.tiling)) {
+    // 16-byte weight copies need rows of a multiple of 4 floats and 16-byte aligned tensors.
+    const auto aligned = [](const float* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
+    args.tiling.wide_copies = in % 4 == 0 && hidden % 4 == 0 && aligned(weights.expand_weight) &&
+                              aligned(weights.project_weight);
     if (stride == 1)
       launch_tiled<1>(args, stream);
     else
