@@ -10,7 +10,7 @@
 namespace course_grader {
 
 std::size_t gpu_jobs_for(std::size_t gpu_memory_gib, std::size_t jobs) {
-  return std::max<std::size_t>(1, std::min(jobs, gpu_memory_gib / 5));
+  return std::max<std::size_t>(1, std::min(jobs, gpu_memory_gib / 8));
 }
 
 struct LabSchedule::Entry {
@@ -55,8 +55,7 @@ double LabSchedule::now() const {
 }
 
 void LabSchedule::submit_locked(Task task) {
-  if (task.ahead) queue_.push_front(std::move(task));
-  else queue_.push_back(std::move(task));
+  queue_.push_back(std::move(task));
   work_.notify_one();
 }
 
@@ -260,18 +259,13 @@ void LabSchedule::list_sanitizer(Entry& e, std::size_t tool) {
   e.sanitizer_passes[tool].resize(ranges.size());
   auto names = std::make_shared<const std::vector<std::string>>(std::move(listed));
   request.argv = {e.program};
-  // The longest programs first: sanitizer parts go ahead of the queued untimed cases, and a lab's
-  // listing runs from its small pieces to its whole network, so the last part first (measured on
-  // an H100: lab 08's racecheck parts took 2.7 s to 3.9 s for cases 1-9, 16.6 s for cases 22-23).
   for (std::size_t i = 0; i < ranges.size(); ++i)
-    submit_locked({true,
-                   [this, &e, tool, i, names, request, range = ranges[i]] {
+    submit_locked({true, [this, &e, tool, i, names, request, range = ranges[i]] {
                      if (e.stop_sanitizer->load()) return;
                      LabResult part = run_part(e, e.lab.sanitize_tools[tool], request, e.context, *names, range);
                      std::lock_guard<std::mutex> done(mutex_);
                      e.sanitizer_passes[tool][i] = std::move(part);
-                   },
-                   true});
+                   }});
 }
 
 // The lab's timed cases: nothing else of this grader runs meanwhile (the caller waited for the

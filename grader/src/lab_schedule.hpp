@@ -77,7 +77,6 @@ class LabSchedule {
   struct Task {
     bool gpu = false;
     std::function<void()> run;
-    bool ahead = false;  // queued in front of what waits (a sanitizer part: the longest programs)
   };
   void submit_locked(Task task);
   void worker_loop();
@@ -108,10 +107,8 @@ class LabSchedule {
   std::vector<std::thread> threads_;
 };
 
-/// How many test programs may use the GPU at once: one per 5 GiB of its memory (a laptop's
-/// 4-8 GiB GPU runs them one at a time; an 80 GB H100, 15), at least one, at most `jobs`. The
-/// shared phase's GPU programs spend most of their time starting (the test program, the worker,
-/// compute-sanitizer, a CUDA context), not on the GPU: README, "The order of the runs".
+/// How many test programs may use the GPU at once: one per 8 GiB of its memory (a laptop's
+/// 4-8 GiB GPU runs them one at a time), at least one, at most `jobs`.
 std::size_t gpu_jobs_for(std::size_t gpu_memory_gib, std::size_t jobs);
 
 }  // namespace course_grader
