@@ -293,7 +293,7 @@ GRADE
     --build-dir DIR       its build folder (default: the one this grader was built in, or
                           <source-dir>/build)
     --jobs N, -j N        parallel compile jobs (default: number of cores)
-    --test-jobs N         test programs run at once (default: number of cores, at most 8);
+    --test-jobs N         test programs run at once (default: number of cores, at most 16);
                           speed gates always run alone, after the rest
     --manifest FILE       read this lab manifest instead of <build-dir>/labs/manifest.json
 

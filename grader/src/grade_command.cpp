@@ -341,22 +341,34 @@ LabResult grade_one(const GradeOptions& o, const Plan& plan, const ManifestLab& 
   return result;
 }
 
-// Test programs at once: --test-jobs, else the cores, at most 8 (more only adds contention: the
-// untimed GPU cases share one GPU).
+// Test programs at once: --test-jobs, else the cores, at most 16 (the GPU programs among them are
+// limited apart, gpu_jobs_for; the rest are CPU labs and listings).
 std::size_t test_jobs(const GradeOptions& o) {
   if (o.test_jobs > 0) return static_cast<std::size_t>(o.test_jobs);
-  return std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8);
+  return std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 16);
 }
 
-// Programs a lab's untimed cases (and each sanitizer pass) are cut into: COURSE_GRADE_PARTS, else 4.
-std::size_t test_parts() {
-  if (const char* env = std::getenv("COURSE_GRADE_PARTS"); env != nullptr && *env != '\0') {
+// A whole number from 1 to 64 from the variable `name`, else `otherwise`.
+std::size_t parts_from_env(const char* name, std::size_t otherwise) {
+  if (const char* env = std::getenv(name); env != nullptr && *env != '\0') {
     char* end = nullptr;
     const unsigned long value = std::strtoul(env, &end, 10);
     if (*end == '\0' && value >= 1 && value <= 64) return value;
-    throw UsageError(std::string("COURSE_GRADE_PARTS='") + env + "' is not a whole number from 1 to 64");
+    throw UsageError(std::string(name) + "='" + env + "' is not a whole number from 1 to 64");
   }
-  return 4;
+  return otherwise;
+}
+
+// The order in which a submission's labs are built and started: with a GPU, the GPU labs first,
+// the last (the longest: lab 08's cases and racecheck are the shared phase's longest chain) first,
+// then the CPU labs, so that the longest chains start while the short labs fill the other cores.
+// Without a GPU, the course order. Indices into `labs`; reports keep the course order.
+std::vector<std::size_t> start_order(const Manifest& manifest, const std::vector<std::string>& labs, bool has_gpu) {
+  std::vector<std::size_t> order, cpu;
+  for (std::size_t i = labs.size(); i-- > 0;)
+    (has_gpu && find_lab(manifest, labs[i]).device == "gpu" ? order : cpu).push_back(i);
+  order.insert(order.end(), cpu.rbegin(), cpu.rend());
+  return order;
 }
 
 void write_reports(const GradeOptions& o, const GradeRun& run) {
@@ -495,7 +507,12 @@ int run_grade(const GradeOptions& o) {
   terminal.begin(plan.title + " (" + std::to_string(labs.size()) + (labs.size() == 1 ? " lab)" : " labs)"), run, gpu_labs);
   if (o.build_only && !o.no_build && plan.submissions.size() > 1) build_batch_at_once(o, plan, manifest, labs);
   bool any_failed = false;
-  const std::size_t parts = test_parts();
+  // Programs a lab's untimed cases are cut into, and each of its sanitizer passes: finer, since a
+  // sanitizer pass is the longest program of a lab (README, "The order of the runs").
+  const std::size_t parts = parts_from_env("COURSE_GRADE_PARTS", 4);
+  const std::size_t sanitizer_parts = parts_from_env("COURSE_GRADE_SANITIZER_PARTS", 8);
+  const char* timing_env = std::getenv("COURSE_GRADE_TIMING");
+  const bool timing = timing_env != nullptr && std::string(timing_env) == "1";
   for (const auto& sub : plan.submissions) {
     SubmissionResult result;
     result.name = sub.name;
@@ -508,7 +525,9 @@ int run_grade(const GradeOptions& o) {
     terminal.submission_started(result, run.batch || plan.submissions.size() > 1);
     // One submission at a time: whatever runs at once below is this student's own labs.
     const std::size_t jobs = test_jobs(o);
-    LabSchedule schedule(settings, jobs, gpu_jobs_for(gpu.memory_gib, jobs), parts);
+    LabSchedule schedule(settings, jobs, gpu_jobs_for(gpu.memory_gib, jobs), parts, sanitizer_parts);
+    const auto scheduled_at = std::chrono::steady_clock::now();
+    std::vector<LabSchedule::Span> builds;
     auto report = [&](std::vector<LabResult> finished) {  // in lab order, as soon as known
       for (LabResult& lab : finished) {
         make_inert(lab);  // before any report (terminal, results.json, JUnit, CSV) sees it
@@ -519,20 +538,34 @@ int run_grade(const GradeOptions& o) {
         result.labs.push_back(std::move(lab));
       }
     };
-    for (const auto& name : labs) {
-      const ManifestLab& manifest_lab = find_lab(manifest, name);
+    for (const std::size_t position : start_order(manifest, labs, settings.has_gpu)) {
+      const ManifestLab& manifest_lab = find_lab(manifest, labs[position]);
       std::string program;
+      const double built_from = std::chrono::duration<double>(std::chrono::steady_clock::now() - scheduled_at).count();
       LabResult lab = grade_one(o, plan, manifest_lab, sub, settings, terminal, program);
-      if (program.empty()) schedule.add_result(std::move(lab));
-      else schedule.add_run(manifest_lab, program, std::move(lab));
+      builds.push_back({manifest_lab.name, "build", built_from,
+                        std::chrono::duration<double>(std::chrono::steady_clock::now() - scheduled_at).count()});
+      if (program.empty()) schedule.add_result(position, std::move(lab));
+      else schedule.add_run(position, manifest_lab, program, std::move(lab));
       report(schedule.take_finished());
     }
     schedule.finish([&](const std::string& lab, const std::string& what) { terminal.activity(lab, what); });
     report(schedule.take_finished());
-    // COURSE_GRADE_TIMING=1: where the time went, on stderr (the reports stay as they are).
-    if (const char* timing = std::getenv("COURSE_GRADE_TIMING"); timing != nullptr && std::string(timing) == "1")
-      std::fprintf(stderr, "course_grader: %s: builds + shared phase %.1f s, timed phase %.1f s (%zu test jobs)\n",
-                   sub.name.c_str(), schedule.shared_seconds(), schedule.timed_seconds(), jobs);
+    // COURSE_GRADE_TIMING=1: where the time went, on stderr (the reports stay as they are): every
+    // build step and program, by start, then the phases.
+    if (timing) {
+      std::vector<LabSchedule::Span> spans = schedule.spans();
+      spans.insert(spans.end(), builds.begin(), builds.end());
+      std::stable_sort(spans.begin(), spans.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
+      for (const auto& span : spans)
+        std::fprintf(stderr, "course_grader: timing: %6.2f-%6.2f s %6.2f s  %s %s\n", span.start, span.end,
+                     span.end - span.start, span.lab.c_str(), span.what.c_str());
+      std::fprintf(stderr,
+                   "course_grader: %s: builds + shared phase %.1f s, timed phase %.1f s (%zu test jobs, %zu of them "
+                   "on the GPU; %zu parts, %zu per sanitizer pass)\n",
+                   sub.name.c_str(), schedule.shared_seconds(), schedule.timed_seconds(), jobs,
+                   gpu_jobs_for(gpu.memory_gib, jobs), parts, sanitizer_parts);
+    }
     run.submissions.push_back(std::move(result));
   }
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

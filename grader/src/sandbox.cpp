@@ -356,6 +356,8 @@ SandboxResult run_sandboxed(const SandboxRequest& request) {
     if (!reaped && killed_for == Ending::exited) {
       if (request.limits.timeout_s > 0 && now - start > timeout) {
         killed_for = Ending::timed_out;
+      } else if (request.cancel && request.cancel->load()) {
+        killed_for = Ending::cancelled;
       } else if (request.limits.memory_mb > 0) {
         const std::size_t rss = resident_mb(pid);
         result.peak_rss_mb = std::max(result.peak_rss_mb, rss);

@@ -12,7 +12,9 @@
 //     nothing and catches what RLIMIT_AS cannot, e.g. memory mapped by a child process).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -36,9 +38,12 @@ struct SandboxRequest {
   std::vector<std::string> unset_env;
   bool result_channel = true;        ///< open the signed channel (lab programs); false for cmake etc.
   std::string working_dir;           ///< empty: a fresh temporary folder, removed afterwards
+  /// When set and it becomes true, the process group is killed (Ending::cancelled): the grader's
+  /// lab schedule no longer needs the run's verdict (a sanitizer part of a lab that failed).
+  std::shared_ptr<const std::atomic<bool>> cancel;
 };
 
-enum class Ending { exited, signaled, timed_out, memory_exceeded, not_started };
+enum class Ending { exited, signaled, timed_out, memory_exceeded, not_started, cancelled };
 
 struct SandboxResult {
   Ending ending = Ending::not_started;

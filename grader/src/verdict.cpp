@@ -76,6 +76,9 @@ bool judge_ending(const JudgeContext& c, const SandboxResult& r, LabResult& out)
     case Ending::memory_exceeded:
       fail(out, memory_reason(c) + where, kMemoryHint);
       return true;
+    case Ending::cancelled:  // its verdict was no longer needed (lab_schedule.cpp); never reported
+      fail(out, "stopped by the grader: its result was no longer needed" + where, "");
+      return true;
     case Ending::signaled: break;
     case Ending::exited: return false;
   }

@@ -4,14 +4,19 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
+#include <thread>
 
 #include "../test_support.hpp"
 #include "gpu_probe.hpp"
 #include "lab_runner.hpp"
+#include "lab_schedule.hpp"
 #include "sandbox.hpp"
+#include "verdict.hpp"
 
 using namespace course_grader;
 
@@ -182,6 +187,60 @@ TEST_CASE("isolation: a program that cannot start is reported, not fatal") {
   const LabResult r = run_lab(lab, "/nonexistent/lab_program", settings());
   CHECK(r.status == LabStatus::failed);
   CHECK(contains(r.reason, "could not be started"));
+}
+
+TEST_CASE("isolation: a run whose result is no longer needed is stopped at once (SandboxRequest::cancel)") {
+  // The lab schedule stops a lab's sanitizer parts once its untimed cases failed: a hanging part
+  // must not keep the grader waiting for its (ten times longer) time limit.
+  SandboxRequest request;
+  request.argv = {"/bin/sleep", "30"};
+  request.result_channel = false;
+  request.limits.timeout_s = 20;
+  auto cancel = std::make_shared<std::atomic<bool>>(false);
+  request.cancel = cancel;
+  std::thread later([cancel] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    cancel->store(true);
+  });
+  const SandboxResult r = run_sandboxed(request);
+  later.join();
+  CHECK(r.ending == Ending::cancelled);
+  CHECK(r.seconds < 5);
+  LabResult judged;
+  judge_run(JudgeContext{}, {"a"}, r, judged);
+  CHECK(judged.status == LabStatus::failed);  // never a pass
+}
+
+TEST_CASE("isolation: the lab schedule reports labs in the course's order, whatever order they started in") {
+  // grade_command.cpp starts the longest labs first; the reports must not notice.
+  ::setenv("FAKE_LAB_BEHAVIOUR", "pass", 1);
+  ManifestLab lab;
+  lab.name = "fake_cpu_lab";
+  lab.device = "cpu";
+  auto base = [](const std::string& tag) {
+    LabResult r;
+    r.student_files = {tag};
+    return r;
+  };
+  std::vector<std::string> order;
+  {
+    LabSchedule schedule(settings(), 2, 1, 4, 8);
+    schedule.add_run(2, lab, FAKE_CPU_LAB, base("third"));
+    LabResult skipped = base("second");
+    skipped.status = LabStatus::skipped;
+    schedule.add_result(1, skipped);
+    for (const LabResult& r : schedule.take_finished()) order.push_back(r.student_files.at(0));
+    CHECK(order.empty());  // position 0 was not added yet
+    schedule.add_run(0, lab, FAKE_CPU_LAB, base("first"));
+    schedule.finish([](const std::string&, const std::string&) {});
+    for (const LabResult& r : schedule.take_finished()) {
+      order.push_back(r.student_files.at(0));
+      if (r.student_files.at(0) != "second") CHECK_MESSAGE(r.status == LabStatus::passed, r.reason);
+    }
+    CHECK(schedule.spans().size() == 2);  // the two programs, each run whole
+  }
+  ::unsetenv("FAKE_LAB_BEHAVIOUR");
+  CHECK(order == std::vector<std::string>{"first", "second", "third"});
 }
 
 }  // TEST_SUITE
