@@ -41,13 +41,12 @@ namespace {
 
 namespace wg = ladder::wgmma;
 
-/// B[k][n] (k < 16 * ksteps, n < 64) as FP16 in the core-matrix layout of wg::b_offset().
-void pack_b(std::vector<std::uint16_t>& out, int byte_base, int ksteps,
-            const std::function<float(int k, int n)>& b) {
-  for (int k = 0; k < 16 * ksteps; ++k)
-    for (int n = 0; n < wg::kN; ++n)
-      out[static_cast<std::size_t>((byte_base + wg::b_offset(k, n)) / 2)] =
-          static_cast<std::uint16_t>(half_bits(b(k, n)));
+/// A[m][k] (m < 64, k < 16 * ksteps) as wgmma A fragments, one uint4 per (k-step, thread of the
+/// warpgroup) at wg::a_fragment_index(layer, k-step, thread).
+void pack_a(std::vector<uint4>& out, int layer, int ksteps, const std::function<float(int m, int k)>& a) {
+  for (int s = 0; s < ksteps; ++s)
+    for (int thread = 0; thread < 128; ++thread)
+      out[static_cast<std::size_t>(wg::a_fragment_index(layer, s, thread))] = wg::a_fragment(a, half_bits, s, thread);
 }
 
 class WgmmaLeNet final : public ladder::Rung {
@@ -78,22 +77,24 @@ class WgmmaLeNet final : public ladder::Rung {
     if (const std::string why = unsupported_reason(); !why.empty()) throw course::Error("rung 18: " + why);
     ladder::support::DeviceWeights::check_shapes(net);
 
-    // conv1: k = 8r + j (input row 2py + r, column 4q + j), n = 32dy + 8dx + c (output row
-    // 2py + dy, column 4q + dx). conv2: k = 16(3r + jp) + 8b + c (input row 2py + r, column
-    // 2px + 2jp + b), n = 32dy + 16dx + channel. Weight (r - dy, j - dx) where both lie in 0..4.
-    std::vector<std::uint16_t> conv(static_cast<std::size_t>(wg::kB1Bytes + wg::kB2Bytes) / 2, 0);
+    // The Toeplitz A matrices of 18_wgmma_kernels.cuh, rows m = 16w + 8h + g (w warp, g lane / 4).
+    // conv1: h = dy, g = 4cb + 2dxhi + dxlo, channel 2w + cb, dx = 2dxhi + dxlo; k = 16s + 8a + j,
+    // input row r = 2s + a. conv2: h = dx, g = 2ol + dy, channel 4w + ol; k = 16(3r + jp) + 8b + c,
+    // input column 2jp + b. Weight (r - dy, column - dx) where both lie in 0..4.
+    std::vector<uint4> conv(wg::kAFragments);
     const auto tap = [](int i) { return i >= 0 && i < ln::kKernel; };
-    pack_b(conv, 0, wg::kConv1KSteps, [&net, &tap](int k, int n) {
-      const int r = k / 8 - n / 32, s = k % 8 - (n / 8) % 4, c = n % 8;
+    pack_a(conv, 1, wg::kConv1KSteps, [&net, &tap](int m, int k) {
+      const int w = m / 16, dy = (m / 8) % 2, g = m % 8, c = 2 * w + g / 4, dx = g % 4;
+      const int r = 2 * (k / 16) + (k / 8) % 2 - dy, s = k % 8 - dx;
       return (c < ln::kConv1Out && tap(r) && tap(s)) ? net.conv1_weight.at(c, 0, r, s) : 0.0f;
     });
-    pack_b(conv, wg::kB1Bytes, wg::kConv2KSteps, [&net, &tap](int k, int n) {
-      const int step = k / 16, c = k % 8, j = 2 * (step % 3) + (k % 16) / 8;
-      const int r = step / 3 - n / 32, s = j - (n / 16) % 2, o = n % 16;
+    pack_a(conv, 2, wg::kConv2KSteps, [&net, &tap](int m, int k) {
+      const int w = m / 16, dx = (m / 8) % 2, g = m % 8, o = 4 * w + g / 2, dy = g % 2;
+      const int step = k / 16, c = k % 8;
+      const int r = step / 3 - dy, s = 2 * (step % 3) + (k / 8) % 2 - dx;
       return (c < ln::kConv1Out && tap(r) && tap(s)) ? net.conv2_weight.at(o, c, r, s) : 0.0f;
     });
-    conv_ = course::DeviceBuffer<uint4>(conv.size() * 2 / sizeof(uint4));
-    CUDA_CHECK(cudaMemcpy(conv_.get(), conv.data(), conv.size() * 2, cudaMemcpyHostToDevice));
+    conv_ = course::DeviceBuffer<uint4>(conv);
 
     const auto layer = [&net](float (*b)(const lab04::FoldedLeNet&, int, int)) {
       return [&net, b](int k, int n) { return b(net, k, n); };
@@ -125,8 +126,10 @@ class WgmmaLeNet final : public ladder::Rung {
       throw course::Error("rung 18: d_images must be 16-byte aligned (the copy engine moves whole images)");
     if (n < 1 || n > max_batch_)
       throw course::Error("rung 18: n must be in [1, " + std::to_string(max_batch_) + "], got " + std::to_string(n));
-    // One wave of resident blocks, each a contiguous range of images, as in rung 12.
-    const int per_block = (((n + resident_blocks_ - 1) / resident_blocks_) + 1) / 2 * 2;
+    // One wave of resident blocks, each a contiguous range of images, as in rung 12; ranges are
+    // whole octets for both warpgroups.
+    constexpr int kStep = wg::kImages * wg::kGroups;
+    const int per_block = ((n + resident_blocks_ - 1) / resident_blocks_ + kStep - 1) / kStep * kStep;
     const int blocks = (n + per_block - 1) / per_block;
     const tc::Weights fc{nullptr,    conv1_bias_.get(), nullptr,    conv2_bias_.get(), fc1_.get(),
                          fc1_bias_.get(), fc2_.get(),   fc2_bias_.get(), fc3_.get(),  fc3_bias_.get()};
