@@ -148,36 +148,60 @@ __device__ __forceinline__ float pool_rows(const float (&d)[kAccumulators], int 
   return fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 4));
 }
 
+/// Chains 0 .. Chains - 1 of one layer with two accumulator sets: chain c + 1 is issued before
+/// chain c's epilogue, so that the tensor cores work while the warps pool and store. Fully
+/// unrolled, so that every position in the epilogues is a constant (no divisions at run time).
+/// issue(c, d): the k-steps of chain c into d; epilogue(c, d): its results.
+template <int Chains, typename Issue, typename Epilogue>
+__device__ __forceinline__ void run_chains(const Issue& issue, const Epilogue& epilogue) {
+  float d[2][kAccumulators];
+  wgmma_fence();
+  issue(0, d[0]);
+  wgmma_commit();
+#pragma unroll
+  for (int c = 0; c < Chains; ++c) {
+    if (c + 1 < Chains) {
+      wgmma_fence();
+      issue(c + 1, d[(c + 1) % 2]);
+      wgmma_commit();
+      wgmma_wait<1>();
+    } else {
+      wgmma_wait<0>();
+    }
+    fence_registers(d[c % 2]);
+    epilogue(c, d[c % 2]);
+  }
+}
+
 /// conv1 + bias + ReLU + pool for the octet in gt.x1 -> gt.pool1. a1: this thread's A fragments.
 __device__ __forceinline__ void conv1_relu_pool(GroupTiles& gt, const std::uint32_t (&a1)[kConv1KSteps][4], float bias,
                                                 int g, int t) {
   const std::uint32_t x1 = smem_address(gt.x1);
-  __half* pool1 = reinterpret_cast<__half*>(gt.pool1);
-  const int dxhi = (g / 2) % 2, channel = 2 * (static_cast<int>(threadIdx.x) % 128 / 32) + g / 4;
-#pragma unroll 1
-  for (int chain = 0; chain < kConv1Chains; ++chain) {
-    float d[kAccumulators];
-    wgmma_fence();
+  // This thread's channel 2w + g / 4, image 2t and half dxhi of the pooled column pair.
+  __half* pool1 = reinterpret_cast<__half*>(gt.pool1) + ((g / 2) % 2) * (kP1PlaneBytes / 2) + 2 * t * 8 +
+                  2 * (static_cast<int>(threadIdx.x) % 128 / 32) + g / 4;
+  run_chains<kConv1Chains>(
+      [&](int chain, float (&d)[kAccumulators]) {
 #pragma unroll
-    for (int s = 0; s < kConv1KSteps; ++s)
-      mma_64x88x16(d, a1[s], descriptor(x1 + (kPositions * chain + kX1Quads * s) * kCoreBytes, kX1PlaneBytes, kCoreBytes),
-                   s > 0);
-    wgmma_commit();
-    wgmma_wait<0>();
-    fence_registers(d);
+        for (int s = 0; s < kConv1KSteps; ++s)
+          mma_64x88x16(d, a1[s],
+                       descriptor(x1 + (kPositions * chain + kX1Quads * s) * kCoreBytes, kX1PlaneBytes, kCoreBytes),
+                       s > 0);
+      },
+      [&](int chain, const float (&d)[kAccumulators]) {
 #pragma unroll
-    for (int j = 0; j < kPositions; ++j) {
-      const int pos = kPositions * chain + j, py = pos / kX1Quads, q = pos % kX1Quads;
+        for (int j = 0; j < kPositions; ++j) {
+          const int pos = kPositions * chain + j, py = pos / kX1Quads, q = pos % kX1Quads;
 #pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const float v = pool_rows(d, j, e);
-        // pool1 pixel (py, 2q + dxhi) -> plane (py % 2, dxhi), position (py / 2, q).
-        if (g % 2 == 0 && pos < kConv1Positions)
-          pool1[(((py % 2) * 2 + dxhi) * kP1PlaneBytes + ((py / 2) * kP1Pitch + q) * kCoreBytes) / 2 +
-                (2 * t + e) * 8 + channel] = __float2half_rn(tc::relu(v + bias));
-      }
-    }
-  }
+          for (int e = 0; e < 2; ++e) {
+            const float v = pool_rows(d, j, e);
+            // pool1 pixel (py, 2q + dxhi) -> plane (py % 2, dxhi), position (py / 2, q).
+            if (g % 2 == 0 && pos < kConv1Positions)
+              pool1[((py % 2) * 2 * kP1PlaneBytes + ((py / 2) * kP1Pitch + q) * kCoreBytes) / 2 + e * 8] =
+                  __float2half_rn(tc::relu(v + bias));
+          }
+        }
+      });
 }
 
 /// conv2 + bias + ReLU + pool for gt.pool1 -> the octet's rows of pool2 (rung 12's layout: half
@@ -185,34 +209,64 @@ __device__ __forceinline__ void conv1_relu_pool(GroupTiles& gt, const std::uint3
 __device__ __forceinline__ void conv2_relu_pool(GroupTiles& gt, const std::uint32_t (&a2)[kConv2KSteps][4], float bias,
                                                 std::uint32_t* pool2_rows, int g, int t) {
   const std::uint32_t planes = smem_address(gt.pool1);
-  __half* pool2 = reinterpret_cast<__half*>(pool2_rows);
-  const int channel = 4 * (static_cast<int>(threadIdx.x) % 128 / 32) + g / 2;
-#pragma unroll 1
-  for (int chain = 0; chain < kConv2Chains; ++chain) {
-    float d[kAccumulators];
-    wgmma_fence();
+  // This thread's image 2t and channel 4w + g / 2.
+  __half* pool2 = reinterpret_cast<__half*>(pool2_rows) + 2 * t * 2 * tc::kPool2Stride +
+                  4 * (static_cast<int>(threadIdx.x) % 128 / 32) + g / 2;
+  run_chains<kConv2Chains>(
+      [&](int chain, float (&d)[kAccumulators]) {
 #pragma unroll
-    for (int s = 0; s < kConv2KSteps; ++s) {
-      const int r = s / 3, jp = s % 3;
-      mma_64x88x16(d, a2[s],
-                   descriptor(planes + (r % 2) * 2 * kP1PlaneBytes +
-                                  (kPositions * chain + kP1Pitch * (r / 2) + jp) * kCoreBytes,
-                              kP1PlaneBytes, kCoreBytes),
-                   s > 0);
-    }
-    wgmma_commit();
-    wgmma_wait<0>();
-    fence_registers(d);
+        for (int s = 0; s < kConv2KSteps; ++s) {
+          const int r = s / 3, jp = s % 3;
+          mma_64x88x16(d, a2[s],
+                       descriptor(planes + (r % 2) * 2 * kP1PlaneBytes +
+                                      (kPositions * chain + kP1Pitch * (r / 2) + jp) * kCoreBytes,
+                                  kP1PlaneBytes, kCoreBytes),
+                       s > 0);
+        }
+      },
+      [&](int chain, const float (&d)[kAccumulators]) {
 #pragma unroll
-    for (int j = 0; j < kPositions; ++j) {
-      const int pos = kPositions * chain + j, py = pos / kP1Pitch, px = pos % kP1Pitch;
+        for (int j = 0; j < kPositions; ++j) {
+          const int pos = kPositions * chain + j, py = pos / kP1Pitch, px = pos % kP1Pitch;
 #pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const float v = pool_rows(d, j, e);
-        if (g % 2 == 0 && py < kPool2Side && px < kPool2Side)
-          pool2[(2 * t + e) * 2 * tc::kPool2Stride + 16 * (kPool2Side * py + px) + channel] =
-              __float2half_rn(tc::relu(v + bias));
+          for (int e = 0; e < 2; ++e) {
+            const float v = pool_rows(d, j, e);
+            if (g % 2 == 0 && py < kPool2Side && px < kPool2Side)
+              pool2[e * 2 * tc::kPool2Stride + 16 * (kPool2Side * py + px)] = __float2half_rn(tc::relu(v + bias));
+          }
+        }
+      });
+}
+
+/// One fully connected layer for a whole chunk (32 rows, both m-tiles) -- rung 12's
+/// fully_connected() with one change: a warp's job is an n-tile for both m-tiles, so the two
+/// mma.sync chains are independent (twice the work in flight per warp) and each weight fragment is
+/// loaded once for 32 images. Rows past the chunk's count are computed from stale rows and dropped.
+template <int KSTEPS, int NTILES, typename Epilogue>
+__device__ __forceinline__ void fully_connected_chunk(const std::uint32_t* in, int in_stride, const uint2* frags,
+                                                      const float* bias, int warp, int g, int t, int lane,
+                                                      Epilogue epilogue) {
+  static_assert(tc::kChunk == 32, "two m-tiles of 16 rows");
+  for (int nt = warp; nt < NTILES; nt += tc::kWarps) {
+    const int col = 8 * nt + 2 * t;
+    const float bias_lo = __ldg(bias + col), bias_hi = __ldg(bias + col + 1);
+    const uint2* b = frags + nt * KSTEPS * 32 + lane;
+    float acc[2][4] = {};
+#pragma unroll
+    for (int ks = 0; ks < KSTEPS; ++ks) {
+      const uint2 frag = __ldg(b + ks * 32);
+#pragma unroll
+      for (int mt = 0; mt < 2; ++mt) {
+        const std::uint32_t* row_lo = in + (16 * mt + g) * in_stride + t + 8 * ks;
+        const std::uint32_t* row_hi = row_lo + 8 * in_stride;
+        const std::uint32_t a[4] = {row_lo[0], row_hi[0], row_lo[4], row_hi[4]};
+        tc::mma_16x8x16(acc[mt], a, frag);
       }
+    }
+#pragma unroll
+    for (int mt = 0; mt < 2; ++mt) {
+      epilogue(16 * mt + g, col, acc[mt][0] + bias_lo, acc[mt][1] + bias_hi);
+      epilogue(16 * mt + g + 8, col, acc[mt][2] + bias_lo, acc[mt][3] + bias_hi);
     }
   }
 }
@@ -284,22 +338,21 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     __syncthreads();  // pool2 complete
 
-    const int mtiles = (count + 15) / 16;
     const int fwarp = tid / 32;
-    tc::fully_connected<tc::kFc1KSteps, tc::kFc1NTiles>(
-        tiles.pool2, tc::kPool2Stride, fc.fc1, fc.fc1_bias, mtiles, fwarp, g, t, lane,
+    fully_connected_chunk<tc::kFc1KSteps, tc::kFc1NTiles>(
+        tiles.pool2, tc::kPool2Stride, fc.fc1, fc.fc1_bias, fwarp, g, t, lane,
         [&](int row, int col, float lo, float hi) {
           tiles.fc1_out[row * tc::kFc1OutStride + col / 2] = tc::pack_half2(tc::relu(lo), tc::relu(hi));
         });
     __syncthreads();
-    tc::fully_connected<tc::kFc2KSteps, tc::kFc2NTiles>(
-        tiles.fc1_out, tc::kFc1OutStride, fc.fc2, fc.fc2_bias, mtiles, fwarp, g, t, lane,
+    fully_connected_chunk<tc::kFc2KSteps, tc::kFc2NTiles>(
+        tiles.fc1_out, tc::kFc1OutStride, fc.fc2, fc.fc2_bias, fwarp, g, t, lane,
         [&](int row, int col, float lo, float hi) {
           tiles.late.fc2_out[row * tc::kFc2OutStride + col / 2] = tc::pack_half2(tc::relu(lo), tc::relu(hi));
         });
     __syncthreads();
-    tc::fully_connected<tc::kFc3KSteps, tc::kFc3NTiles>(
-        tiles.late.fc2_out, tc::kFc2OutStride, fc.fc3, fc.fc3_bias, mtiles, fwarp, g, t, lane,
+    fully_connected_chunk<tc::kFc3KSteps, tc::kFc3NTiles>(
+        tiles.late.fc2_out, tc::kFc2OutStride, fc.fc3, fc.fc3_bias, fwarp, g, t, lane,
         [&](int row, int col, float lo, float hi) {
           if (col < tc::kClasses) {
             tiles.late.logits[row * tc::kClasses + col] = lo;
