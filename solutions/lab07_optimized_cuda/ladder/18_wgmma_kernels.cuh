@@ -141,23 +141,33 @@ __device__ __forceinline__ void stage_octet(GroupTiles& gt, int in_group) {
   }
 }
 
-/// max over the pooling rows of accumulator column pair j, image 2t + e: rows g and g + 8 in the
-/// thread, then the same of the lane 4 away (g xor 1). Every lane calls it (the shuffle).
-__device__ __forceinline__ float pool_rows(const float (&d)[kAccumulators], int j, int e) {
-  const float v = fmaxf(d[4 * j + e], d[4 * j + 2 + e]);
-  return fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 4));
+/// Bias + max over the pooling rows + ReLU of accumulator column pair j (images 2t, 2t + 1), as
+/// FP16: rows g and g + 8 in the thread, then the lane 4 away (g xor 1) by one shuffle of both
+/// images as a half2. Both lanes of the pair then hold the result; the one with g even returns
+/// image 2t, the odd one image 2t + 1, so that every lane stores one value. Bit for bit
+/// relu(max(x) + b) rounded to FP16: rounding is monotonic, so rounding before the max changes
+/// nothing, and max(x + b) = max(x) + b in floating point too. Every lane calls it (the shuffle).
+__device__ __forceinline__ __half pooled(const float (&d)[kAccumulators], int j, float bias, bool odd) {
+  const __half2 top = __floats2half2_rn(d[4 * j] + bias, d[4 * j + 1] + bias);
+  const __half2 bottom = __floats2half2_rn(d[4 * j + 2] + bias, d[4 * j + 3] + bias);
+  __half2 v = __hmax2(top, bottom);
+  v = __hmax2(v, __shfl_xor_sync(0xffffffffu, v, 4));
+  v = __hmax2(v, __float2half2_rn(0.0f));
+  return odd ? __high2half(v) : __low2half(v);
 }
 
 /// Chains 0 .. Chains - 1 of one layer with two accumulator sets: chain c + 1 is issued before
 /// chain c's epilogue, so that the tensor cores work while the warps pool and store. Fully
 /// unrolled, so that every position in the epilogues is a constant (no divisions at run time).
-/// issue(c, d): the k-steps of chain c into d; epilogue(c, d): its results.
-template <int Chains, typename Issue, typename Epilogue>
-__device__ __forceinline__ void run_chains(const Issue& issue, const Epilogue& epilogue) {
+/// issue(c, d): the k-steps of chain c into d; epilogue(c, d): its results; during(): other work
+/// for the warps while the first chain runs.
+template <int Chains, typename Issue, typename Epilogue, typename During>
+__device__ __forceinline__ void run_chains(const Issue& issue, const Epilogue& epilogue, const During& during) {
   float d[2][kAccumulators];
   wgmma_fence();
   issue(0, d[0]);
   wgmma_commit();
+  during();
 #pragma unroll
   for (int c = 0; c < Chains; ++c) {
     if (c + 1 < Chains) {
@@ -177,8 +187,8 @@ __device__ __forceinline__ void run_chains(const Issue& issue, const Epilogue& e
 __device__ __forceinline__ void conv1_relu_pool(GroupTiles& gt, const std::uint32_t (&a1)[kConv1KSteps][4], float bias,
                                                 int g, int t) {
   const std::uint32_t x1 = smem_address(gt.x1);
-  // This thread's channel 2w + g / 4, image 2t and half dxhi of the pooled column pair.
-  __half* pool1 = reinterpret_cast<__half*>(gt.pool1) + ((g / 2) % 2) * (kP1PlaneBytes / 2) + 2 * t * 8 +
+  // This thread's channel 2w + g / 4, image 2t + g % 2 and half dxhi of the pooled column pair.
+  __half* pool1 = reinterpret_cast<__half*>(gt.pool1) + ((g / 2) % 2) * (kP1PlaneBytes / 2) + (2 * t + g % 2) * 8 +
                   2 * (static_cast<int>(threadIdx.x) % 128 / 32) + g / 4;
   run_chains<kConv1Chains>(
       [&](int chain, float (&d)[kAccumulators]) {
@@ -192,25 +202,23 @@ __device__ __forceinline__ void conv1_relu_pool(GroupTiles& gt, const std::uint3
 #pragma unroll
         for (int j = 0; j < kPositions; ++j) {
           const int pos = kPositions * chain + j, py = pos / kX1Quads, q = pos % kX1Quads;
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            const float v = pool_rows(d, j, e);
-            // pool1 pixel (py, 2q + dxhi) -> plane (py % 2, dxhi), position (py / 2, q).
-            if (g % 2 == 0 && pos < kConv1Positions)
-              pool1[((py % 2) * 2 * kP1PlaneBytes + ((py / 2) * kP1Pitch + q) * kCoreBytes) / 2 + e * 8] =
-                  __float2half_rn(tc::relu(v + bias));
-          }
+          const __half v = pooled(d, j, bias, g % 2 != 0);
+          // pool1 pixel (py, 2q + dxhi) -> plane (py % 2, dxhi), position (py / 2, q).
+          if (pos < kConv1Positions)
+            pool1[((py % 2) * 2 * kP1PlaneBytes + ((py / 2) * kP1Pitch + q) * kCoreBytes) / 2] = v;
         }
-      });
+      },
+      [] {});
 }
 
 /// conv2 + bias + ReLU + pool for gt.pool1 -> the octet's rows of pool2 (rung 12's layout: half
-/// 16p + channel of image row i for pooled pixel p).
+/// 16p + channel of image row i for pooled pixel p); during(): run while the first chain computes.
+template <typename During>
 __device__ __forceinline__ void conv2_relu_pool(GroupTiles& gt, const std::uint32_t (&a2)[kConv2KSteps][4], float bias,
-                                                std::uint32_t* pool2_rows, int g, int t) {
+                                                std::uint32_t* pool2_rows, int g, int t, const During& during) {
   const std::uint32_t planes = smem_address(gt.pool1);
-  // This thread's image 2t and channel 4w + g / 2.
-  __half* pool2 = reinterpret_cast<__half*>(pool2_rows) + 2 * t * 2 * tc::kPool2Stride +
+  // This thread's image 2t + g % 2 and channel 4w + g / 2.
+  __half* pool2 = reinterpret_cast<__half*>(pool2_rows) + (2 * t + g % 2) * 2 * tc::kPool2Stride +
                   4 * (static_cast<int>(threadIdx.x) % 128 / 32) + g / 2;
   run_chains<kConv2Chains>(
       [&](int chain, float (&d)[kAccumulators]) {
@@ -228,47 +236,56 @@ __device__ __forceinline__ void conv2_relu_pool(GroupTiles& gt, const std::uint3
 #pragma unroll
         for (int j = 0; j < kPositions; ++j) {
           const int pos = kPositions * chain + j, py = pos / kP1Pitch, px = pos % kP1Pitch;
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            const float v = pool_rows(d, j, e);
-            if (g % 2 == 0 && py < kPool2Side && px < kPool2Side)
-              pool2[e * 2 * tc::kPool2Stride + 16 * (kPool2Side * py + px)] = __float2half_rn(tc::relu(v + bias));
-          }
+          const __half v = pooled(d, j, bias, g % 2 != 0);
+          if (py < kPool2Side && px < kPool2Side) pool2[16 * (kPool2Side * py + px)] = v;
         }
-      });
+      },
+      during);
 }
 
-/// One fully connected layer for a whole chunk (32 rows, both m-tiles) -- rung 12's
-/// fully_connected() with one change: a warp's job is an n-tile for both m-tiles, so the two
-/// mma.sync chains are independent (twice the work in flight per warp) and each weight fragment is
-/// loaded once for 32 images. Rows past the chunk's count are computed from stale rows and dropped.
+/// One fully connected layer for a whole chunk (32 rows) -- rung 12's fully_connected() with one
+/// change: a warp's job is n-tiles nt and nt + 8 for both m-tiles, so up to four mma.sync chains
+/// are independent (work in flight for a warp), each A fragment is loaded once for two n-tiles and
+/// each weight fragment once for 32 images. Rows past the chunk's count are computed from stale
+/// rows and dropped.
 template <int KSTEPS, int NTILES, typename Epilogue>
 __device__ __forceinline__ void fully_connected_chunk(const std::uint32_t* in, int in_stride, const uint2* frags,
                                                       const float* bias, int warp, int g, int t, int lane,
                                                       Epilogue epilogue) {
-  static_assert(tc::kChunk == 32, "two m-tiles of 16 rows");
-  for (int nt = warp; nt < NTILES; nt += tc::kWarps) {
-    const int col = 8 * nt + 2 * t;
-    const float bias_lo = __ldg(bias + col), bias_hi = __ldg(bias + col + 1);
-    const uint2* b = frags + nt * KSTEPS * 32 + lane;
-    float acc[2][4] = {};
-#pragma unroll
-    for (int ks = 0; ks < KSTEPS; ++ks) {
-      const uint2 frag = __ldg(b + ks * 32);
-#pragma unroll
-      for (int mt = 0; mt < 2; ++mt) {
-        const std::uint32_t* row_lo = in + (16 * mt + g) * in_stride + t + 8 * ks;
-        const std::uint32_t* row_hi = row_lo + 8 * in_stride;
-        const std::uint32_t a[4] = {row_lo[0], row_hi[0], row_lo[4], row_hi[4]};
-        tc::mma_16x8x16(acc[mt], a, frag);
-      }
-    }
+  static_assert(tc::kChunk == 32 && NTILES <= 2 * tc::kWarps, "two m-tiles of 16 rows, at most two n-tiles a warp");
+  if (warp >= NTILES) return;
+  const bool second = warp + tc::kWarps < NTILES;  // the same for the whole warp
+  float acc[2][2][4] = {};                         // [n-tile][m-tile]
+  // Not unrolled completely: the loads of all k-steps hoisted together would need more
+  // registers than the convolutions' A fragments leave free.
+#pragma unroll 4
+  for (int ks = 0; ks < KSTEPS; ++ks) {
+    std::uint32_t a[2][4];
 #pragma unroll
     for (int mt = 0; mt < 2; ++mt) {
-      epilogue(16 * mt + g, col, acc[mt][0] + bias_lo, acc[mt][1] + bias_hi);
-      epilogue(16 * mt + g + 8, col, acc[mt][2] + bias_lo, acc[mt][3] + bias_hi);
+      const std::uint32_t* row_lo = in + (16 * mt + g) * in_stride + t + 8 * ks;
+      const std::uint32_t* row_hi = row_lo + 8 * in_stride;
+      a[mt][0] = row_lo[0], a[mt][1] = row_hi[0], a[mt][2] = row_lo[4], a[mt][3] = row_hi[4];
     }
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+      if (h == 0 || second) {
+        const uint2 frag = __ldg(frags + ((warp + h * tc::kWarps) * KSTEPS + ks) * 32 + lane);
+        tc::mma_16x8x16(acc[h][0], a[0], frag);
+        tc::mma_16x8x16(acc[h][1], a[1], frag);
+      }
   }
+#pragma unroll
+  for (int h = 0; h < 2; ++h)
+    if (h == 0 || second) {
+      const int col = 8 * (warp + h * tc::kWarps) + 2 * t;
+      const float bias_lo = __ldg(bias + col), bias_hi = __ldg(bias + col + 1);
+#pragma unroll
+      for (int mt = 0; mt < 2; ++mt) {
+        epilogue(16 * mt + g, col, acc[h][mt][0] + bias_lo, acc[h][mt][1] + bias_hi);
+        epilogue(16 * mt + g + 8, col, acc[h][mt][2] + bias_lo, acc[h][mt][3] + bias_hi);
+      }
+    }
 }
 
 /// The whole network; block b classifies images [b * per_block, min(n, (b + 1) * per_block)) in
@@ -321,19 +338,29 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
   const float conv1_bias = fc.conv1_bias[2 * warp + g / 4], conv2_bias = fc.conv2_bias[4 * warp + g / 2];
 
+  // Octet k: stage it (x1 from raw) before conv1 of octet k - 1 ... here, while conv2 of octet
+  // k - 1 runs on the tensor cores; the first one before the loop.
+  const auto has = [&](int k) { return first + kImages * (group + kGroups * k) < end; };
+  if (has(0)) {
+    barrier_wait(bar, 0);
+    stage_octet(mine, in_group);
+  }
   int k = 0;  // octets this group has done
   for (int chunk = first; chunk < end; chunk += tc::kChunk) {
     const int count = min(tc::kChunk, end - chunk);
     for (int octet = group; octet * kImages < count; octet += kGroups, ++k) {
-      barrier_wait(bar, static_cast<unsigned>(k & 1));
-      stage_octet(mine, in_group);
       fence_proxy_async();
-      group_sync(group);  // x1 complete; raw read by everyone
+      group_sync(group);  // x1 holds octet k; raw read by everyone
       fetch(k + 1);
       conv1_relu_pool(mine, a1, conv1_bias, g, t);
       fence_proxy_async();
-      group_sync(group);  // pool1 complete (and conv1's wgmma are done with x1)
-      conv2_relu_pool(mine, a2, conv2_bias, tiles.pool2 + octet * kImages * tc::kPool2Stride, g, t);
+      group_sync(group);  // pool1 complete, and conv1's wgmma are done with x1
+      conv2_relu_pool(mine, a2, conv2_bias, tiles.pool2 + octet * kImages * tc::kPool2Stride, g, t, [&] {
+        if (has(k + 1)) {
+          barrier_wait(bar, static_cast<unsigned>((k + 1) & 1));
+          stage_octet(mine, in_group);
+        }
+      });
       // The next octet's conv1 rewrites pool1 only after the next group barrier.
     }
     __syncthreads();  // pool2 complete
