@@ -243,49 +243,37 @@ __device__ __forceinline__ void conv2_relu_pool(GroupTiles& gt, const std::uint3
       during);
 }
 
-/// One fully connected layer for a whole chunk (32 rows) -- rung 12's fully_connected() with one
-/// change: a warp's job is n-tiles nt and nt + 8 for both m-tiles, so up to four mma.sync chains
-/// are independent (work in flight for a warp), each A fragment is loaded once for two n-tiles and
-/// each weight fragment once for 32 images. Rows past the chunk's count are computed from stale
-/// rows and dropped.
+/// One fully connected layer for a whole chunk (32 rows, both m-tiles) -- rung 12's
+/// fully_connected() with one change: a warp's job is an n-tile for both m-tiles, so the two
+/// mma.sync chains are independent (twice the work in flight per warp) and each weight fragment is
+/// loaded once for 32 images. Rows past the chunk's count are computed from stale rows and dropped.
 template <int KSTEPS, int NTILES, typename Epilogue>
 __device__ __forceinline__ void fully_connected_chunk(const std::uint32_t* in, int in_stride, const uint2* frags,
                                                       const float* bias, int warp, int g, int t, int lane,
                                                       Epilogue epilogue) {
-  static_assert(tc::kChunk == 32 && NTILES <= 2 * tc::kWarps, "two m-tiles of 16 rows, at most two n-tiles a warp");
-  if (warp >= NTILES) return;
-  const bool second = warp + tc::kWarps < NTILES;  // the same for the whole warp
-  float acc[2][2][4] = {};                         // [n-tile][m-tile]
-  // Not unrolled completely: the loads of all k-steps hoisted together would need more
-  // registers than the convolutions' A fragments leave free.
-#pragma unroll 4
-  for (int ks = 0; ks < KSTEPS; ++ks) {
-    std::uint32_t a[2][4];
+  static_assert(tc::kChunk == 32, "two m-tiles of 16 rows");
+  for (int nt = warp; nt < NTILES; nt += tc::kWarps) {
+    const int col = 8 * nt + 2 * t;
+    const float bias_lo = __ldg(bias + col), bias_hi = __ldg(bias + col + 1);
+    const uint2* b = frags + nt * KSTEPS * 32 + lane;
+    float acc[2][4] = {};
 #pragma unroll
-    for (int mt = 0; mt < 2; ++mt) {
-      const std::uint32_t* row_lo = in + (16 * mt + g) * in_stride + t + 8 * ks;
-      const std::uint32_t* row_hi = row_lo + 8 * in_stride;
-      a[mt][0] = row_lo[0], a[mt][1] = row_hi[0], a[mt][2] = row_lo[4], a[mt][3] = row_hi[4];
-    }
-#pragma unroll
-    for (int h = 0; h < 2; ++h)
-      if (h == 0 || second) {
-        const uint2 frag = __ldg(frags + ((warp + h * tc::kWarps) * KSTEPS + ks) * 32 + lane);
-        tc::mma_16x8x16(acc[h][0], a[0], frag);
-        tc::mma_16x8x16(acc[h][1], a[1], frag);
-      }
-  }
-#pragma unroll
-  for (int h = 0; h < 2; ++h)
-    if (h == 0 || second) {
-      const int col = 8 * (warp + h * tc::kWarps) + 2 * t;
-      const float bias_lo = __ldg(bias + col), bias_hi = __ldg(bias + col + 1);
+    for (int ks = 0; ks < KSTEPS; ++ks) {
+      const uint2 frag = __ldg(b + ks * 32);
 #pragma unroll
       for (int mt = 0; mt < 2; ++mt) {
-        epilogue(16 * mt + g, col, acc[h][mt][0] + bias_lo, acc[h][mt][1] + bias_hi);
-        epilogue(16 * mt + g + 8, col, acc[h][mt][2] + bias_lo, acc[h][mt][3] + bias_hi);
+        const std::uint32_t* row_lo = in + (16 * mt + g) * in_stride + t + 8 * ks;
+        const std::uint32_t* row_hi = row_lo + 8 * in_stride;
+        const std::uint32_t a[4] = {row_lo[0], row_hi[0], row_lo[4], row_hi[4]};
+        tc::mma_16x8x16(acc[mt], a, frag);
       }
     }
+#pragma unroll
+    for (int mt = 0; mt < 2; ++mt) {
+      epilogue(16 * mt + g, col, acc[mt][0] + bias_lo, acc[mt][1] + bias_hi);
+      epilogue(16 * mt + g + 8, col, acc[mt][2] + bias_lo, acc[mt][3] + bias_hi);
+    }
+  }
 }
 
 /// The whole network; block b classifies images [b * per_block, min(n, (b + 1) * per_block)) in
