@@ -326,8 +326,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
   const float conv1_bias = fc.conv1_bias[2 * warp + g / 4], conv2_bias = fc.conv2_bias[4 * warp + g / 2];
 
-  // Octet k: stage it (x1 from raw) before conv1 of octet k - 1 ... here, while conv2 of octet
-  // k - 1 runs on the tensor cores; the first one before the loop.
+  // Each octet is staged (x1 from raw) while conv2 of the one before runs on the tensor cores;
+  // the first one before the loop.
   const auto has = [&](int k) { return first + kImages * (group + kGroups * k) < end; };
   if (has(0)) {
     barrier_wait(bar, 0);
