@@ -77,6 +77,11 @@ constexpr int kImageBytes = tc::kImagePixels * 4;  // 3,136: a multiple of 16, a
 /// of a quarter warp, one per image, then fall in eight different groups of four banks.
 constexpr int kRawFloats = tc::kImagePixels + 4;
 
+/// Images per pass of the fully connected layers: six octets, three m-tiles of 16 (rung 12: 32).
+/// The fc layers are a chain of round trips to L2 for their weights, paid once per chunk, and a
+/// block of 80 images (10,000 on 132 SMs) then needs two chunks (48 + 32), not three.
+constexpr int kChunk = 48, kChunkMTiles = kChunk / 16;
+
 constexpr int kAFragments = (kConv1KSteps + kConv2KSteps) * 128;  ///< uint4 per thread and k-step
 
 /// Index of A fragment (k-step, thread of the warpgroup) in the packed weights (host: 18_wgmma.cu).
@@ -108,13 +113,13 @@ struct Tiles {
   // done. (Not fc1_out's: fc2 reads its zero padding columns, and a float's bits read as FP16 can
   // be infinite, and 0 * inf is NaN.)
   union {
-    std::uint32_t pool2[tc::kChunk * tc::kPool2Stride];
+    std::uint32_t pool2[kChunk * tc::kPool2Stride];
     struct {
-      std::uint32_t fc2_out[tc::kChunk * tc::kFc2OutStride];
-      float logits[tc::kChunk * tc::kClasses];
+      std::uint32_t fc2_out[kChunk * tc::kFc2OutStride];
+      float logits[kChunk * tc::kClasses];
     } late;
   };
-  std::uint32_t fc1_out[tc::kChunk * tc::kFc1OutStride];
+  std::uint32_t fc1_out[kChunk * tc::kFc1OutStride];
   std::uint64_t bars[kGroups];  ///< one per group: its staging buffer
 };
 
@@ -243,25 +248,24 @@ __device__ __forceinline__ void conv2_relu_pool(GroupTiles& gt, const std::uint3
       during);
 }
 
-/// One fully connected layer for a whole chunk (32 rows, both m-tiles) -- rung 12's
-/// fully_connected() with one change: a warp's job is an n-tile for both m-tiles, so the two
-/// mma.sync chains are independent (twice the work in flight per warp) and each weight fragment is
-/// loaded once for 32 images. Rows past the chunk's count are computed from stale rows and dropped.
+/// One fully connected layer for a whole chunk (48 rows, three m-tiles) -- rung 12's
+/// fully_connected() with one change: a warp's job is an n-tile for all m-tiles, so its mma.sync
+/// chains are independent (three times the work in flight per warp) and each weight fragment is
+/// loaded once for 48 images. Rows past the chunk's count are computed from stale rows and dropped.
 template <int KSTEPS, int NTILES, typename Epilogue>
 __device__ __forceinline__ void fully_connected_chunk(const std::uint32_t* in, int in_stride, const uint2* frags,
                                                       const float* bias, int warp, int g, int t, int lane,
                                                       Epilogue epilogue) {
-  static_assert(tc::kChunk == 32, "two m-tiles of 16 rows");
   for (int nt = warp; nt < NTILES; nt += tc::kWarps) {
     const int col = 8 * nt + 2 * t;
     const float bias_lo = __ldg(bias + col), bias_hi = __ldg(bias + col + 1);
     const uint2* b = frags + nt * KSTEPS * 32 + lane;
-    float acc[2][4] = {};
+    float acc[kChunkMTiles][4] = {};
 #pragma unroll
     for (int ks = 0; ks < KSTEPS; ++ks) {
       const uint2 frag = __ldg(b + ks * 32);
 #pragma unroll
-      for (int mt = 0; mt < 2; ++mt) {
+      for (int mt = 0; mt < kChunkMTiles; ++mt) {
         const std::uint32_t* row_lo = in + (16 * mt + g) * in_stride + t + 8 * ks;
         const std::uint32_t* row_hi = row_lo + 8 * in_stride;
         const std::uint32_t a[4] = {row_lo[0], row_hi[0], row_lo[4], row_hi[4]};
@@ -269,7 +273,7 @@ __device__ __forceinline__ void fully_connected_chunk(const std::uint32_t* in, i
       }
     }
 #pragma unroll
-    for (int mt = 0; mt < 2; ++mt) {
+    for (int mt = 0; mt < kChunkMTiles; ++mt) {
       epilogue(16 * mt + g, col, acc[mt][0] + bias_lo, acc[mt][1] + bias_hi);
       epilogue(16 * mt + g + 8, col, acc[mt][2] + bias_lo, acc[mt][3] + bias_hi);
     }
@@ -277,7 +281,7 @@ __device__ __forceinline__ void fully_connected_chunk(const std::uint32_t* in, i
 }
 
 /// The whole network; block b classifies images [b * per_block, min(n, (b + 1) * per_block)) in
-/// chunks of 32 = four octets. Warpgroup G takes octets G, G + 2, ... of the block's range in
+/// chunks of 48 = six octets. Warpgroup G takes octets G, G + 2, ... of the block's range in
 /// order; the next one is on its way in by bulk copy while the present one is computed.
 /// conv_a: both layers' A fragments (a_fragment_index()); fc: rung 12's fragments and biases.
 __global__ void __launch_bounds__(kThreads, 1)
@@ -334,8 +338,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     stage_octet(mine, in_group);
   }
   int k = 0;  // octets this group has done
-  for (int chunk = first; chunk < end; chunk += tc::kChunk) {
-    const int count = min(tc::kChunk, end - chunk);
+  for (int chunk = first; chunk < end; chunk += kChunk) {
+    const int count = min(kChunk, end - chunk);
     for (int octet = group; octet * kImages < count; octet += kGroups, ++k) {
       fence_proxy_async();
       group_sync(group);  // x1 holds octet k; raw read by everyone
