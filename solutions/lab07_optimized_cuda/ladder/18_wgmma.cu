@@ -1,21 +1,25 @@
 // Rung 18: Hopper's own tensor-core instruction -- the convolutions of rung 12 on wgmma (warpgroup
-// MMA, sm_90a) instead of mma.sync, every operand read by the tensor cores from shared memory
-// through descriptors, images and weights brought in by the copy engine (cp.async.bulk + mbarrier).
-// What changes and why (details in 18_wgmma_kernels.cuh): rung 12's limiter was the shared-memory
-// loads that fill mma.sync's A registers; wgmma reads its operands itself. The convolutions become
-// Toeplitz GEMMs over the activation tiles as they lie in shared memory (no im2col copy), with the
-// 2x2 pooling window in N so that pooling stays in registers; the fully connected layers stay
-// rung 12's mma.sync code.
-// MEASURED (H100 80GB HBM3, one run of lab07_ladder --version 12,18 --batch 1,10000):
-//   10,000 images  rung 12 0.0863 ms   rung 18 0.0695 ms (graph 0.0864 / 0.0694)   1.24x
-//   1 image        rung 12 0.0176 ms   rung 18 0.0108 ms
-// Same accuracy as rung 12 (the arithmetic is the same FP16 products with FP32 sums): Fashion-MNIST
-// 90.48 % vs golden 90.50 %, MNIST 98.90 % as golden.
-// Short of the issue's 0.05 ms. What limits it (ncu, 10,000 images): the L1/shared-memory unit,
-// 80 % busy, and the tensor pipe at 51 % -- most of that tensor work is padding: the Toeplitz
-// weights and 64-row tiles make conv1 30 % and conv2 20 % useful products, and each image reads
-// ~96 KB of operands through the descriptors, half of it the same weights again, because one
-// wgmma has 64 rows and one image fills only 35 (conv2) of them.
+// MMA, sm_90a) instead of mma.sync, images brought in by the copy engine (cp.async.bulk + mbarrier).
+// What changes and why (details in 18_wgmma_kernels.cuh): the weights are wgmma's 64-row operand
+// (A, held in registers for the whole kernel) and eight images lie side by side along N, so the
+// only operand the tensor cores read from shared memory is the activations, ~28 KB per image
+// (the first version of this rung, images as rows and weights as B, read ~96 KB, half of it the
+// same weights again for every image). Each convolution is a Toeplitz GEMM over the activation
+// tiles as they lie in shared memory (no im2col copy), with the 2x2 pooling window in M, pooled
+// in registers and one shuffle; the fully connected layers are rung 12's mma.sync code on chunks
+// of 48 images.
+// MEASURED (H100 80GB HBM3, one run of lab07_ladder --version 12,18 --batch 1,10000;
+// bench/results/lab07_wgmma_octets_h100_80gb_hbm3.txt):
+//   10,000 images  rung 12 0.0859 ms   rung 18 0.0534 ms (graph 0.0861 / 0.0536)   1.61x
+//   1 image        rung 12 0.0174 ms   rung 18 0.0153 ms
+// (The first version, an earlier run: 0.0695 ms for 10,000 images, 0.0108 ms for one; one image
+// is slower now: a block always computes a whole octet and a 48-image fc chunk.)
+// Same accuracy as rung 12 (the same FP16 products with FP32 sums): Fashion-MNIST 90.48 % vs
+// golden 90.50 %, MNIST 98.90 % as golden.
+// Short of the issue's 0.05 ms. What limits it (ncu, 10,000 images): no unit is saturated --
+// tensor pipe 47 %, L1/shared 62 %, issue slots 30 % -- it is latency: 8 warps per SM (217
+// registers, 210 KB of shared memory: one block of two warpgroups), each warpgroup a serial chain
+// of copy -> conv1's 9 wgmma chains -> conv2's 3 -> the fc layers, where no wgmma runs.
 //
 // Built only for sm_90a (bench/CMakeLists.txt compiles this file with -gencode
 // arch=compute_90a,code=sm_90a and nothing else), so it runs on compute capability 9.0 only; on

@@ -11,7 +11,7 @@
 // group of eight images ("octet"), image innermost: a 16-byte row of B is 8 FP16 values of one
 // image, and one core matrix (8 rows) is the same pixel of the eight images. By our count the
 // operand bytes fall from ~96 KB to ~28 KB per image, and the issued products from 1.57 M to
-// 1.03 M per image (useful: 357 k).
+// 0.91 M per image (useful: 357 k), 27 + 54 m64n88k16 per octet.
 //
 // M = 64 is still 4 x (or 8 x) the output channels, so each row of A is a weight row shifted to
 // one output position of a small window (a Toeplitz matrix, as before, but now in A): the window
@@ -35,7 +35,14 @@
 //     its descriptor starts at plane (r % 2, 0), position 7 (r / 2) + jp, K stride = one plane.
 //     Rows: m = 16w + 8dx + g, g = 2ol + dy, o = 4w + ol: dx pools in the thread, dy across lanes.
 // Bias and ReLU after the max (max(relu(x + b)) = relu(max(x) + b)). fc1-fc3 are rung 12's
-// mma.sync code, unchanged (12_tensor_cores_kernels.cuh), on chunks of 32 images (four octets).
+// mma.sync code (12_tensor_cores_kernels.cuh) on chunks of 48 images, a warp's job one n-tile for
+// all three m-tiles (fully_connected_chunk).
+// What mattered for the time, measured on the H100 (each with rung 12 in the same run): chains in
+// a run-time loop, one accumulator set, 0.0825 ms (positions divided by 7 at run time: 31 M
+// instructions, most of them integer); unrolled, two accumulator sets (chain c + 1 runs during
+// chain c's epilogue) 0.0577; FP16 epilogue, staging during conv2, 0.0545; fc chunks of 48, 0.0534.
+// Slower, not kept: fc k-loops unrolled by 4 (their L2 loads no longer all in flight) 0.0604;
+// fc layers per warpgroup on its own 16 images, no block barrier, 0.0581.
 #pragma once
 
 #include <cuda_fp16.h>
