@@ -1,21 +1,25 @@
 // Rung 18: Hopper's own tensor-core instruction -- the convolutions of rung 12 on wgmma (warpgroup
-// MMA, sm_90a) instead of mma.sync, every operand read by the tensor cores from shared memory
-// through descriptors, images and weights brought in by the copy engine (cp.async.bulk + mbarrier).
-// What changes and why (details in 18_wgmma_kernels.cuh): rung 12's limiter was the shared-memory
-// loads that fill mma.sync's A registers; wgmma reads its operands itself. The convolutions become
-// Toeplitz GEMMs over the activation tiles as they lie in shared memory (no im2col copy), with the
-// 2x2 pooling window in N so that pooling stays in registers; the fully connected layers stay
-// rung 12's mma.sync code.
-// MEASURED (H100 80GB HBM3, one run of lab07_ladder --version 12,18 --batch 1,10000):
-//   10,000 images  rung 12 0.0863 ms   rung 18 0.0695 ms (graph 0.0864 / 0.0694)   1.24x
-//   1 image        rung 12 0.0176 ms   rung 18 0.0108 ms
-// Same accuracy as rung 12 (the arithmetic is the same FP16 products with FP32 sums): Fashion-MNIST
-// 90.48 % vs golden 90.50 %, MNIST 98.90 % as golden.
-// Short of the issue's 0.05 ms. What limits it (ncu, 10,000 images): the L1/shared-memory unit,
-// 80 % busy, and the tensor pipe at 51 % -- most of that tensor work is padding: the Toeplitz
-// weights and 64-row tiles make conv1 30 % and conv2 20 % useful products, and each image reads
-// ~96 KB of operands through the descriptors, half of it the same weights again, because one
-// wgmma has 64 rows and one image fills only 35 (conv2) of them.
+// MMA, sm_90a) instead of mma.sync, images brought in by the copy engine (cp.async.bulk + mbarrier).
+// What changes and why (details in 18_wgmma_kernels.cuh): the weights are wgmma's 64-row operand
+// (A, held in registers for the whole kernel) and eight images lie side by side along N, so the
+// only operand the tensor cores read from shared memory is the activations, ~28 KB per image
+// (the first version of this rung, images as rows and weights as B, read ~96 KB, half of it the
+// same weights again for every image). Each convolution is a Toeplitz GEMM over the activation
+// tiles as they lie in shared memory (no im2col copy), with the 2x2 pooling window in M, pooled
+// in registers and one shuffle; the fully connected layers are rung 12's mma.sync code on chunks
+// of 48 images.
+// MEASURED (H100 80GB HBM3, one run of lab07_ladder --version 12,18 --batch 1,10000;
+// bench/results/lab07_wgmma_octets_h100_80gb_hbm3.txt):
+//   10,000 images  rung 12 0.0859 ms   rung 18 0.0534 ms (graph 0.0861 / 0.0536)   1.61x
+//   1 image        rung 12 0.0174 ms   rung 18 0.0153 ms
+// (The first version, an earlier run: 0.0695 ms for 10,000 images, 0.0108 ms for one; one image
+// is slower now: a block always computes a whole octet and a 48-image fc chunk.)
+// Same accuracy as rung 12 (the same FP16 products with FP32 sums): Fashion-MNIST 90.48 % vs
+// golden 90.50 %, MNIST 98.90 % as golden.
+// Short of the issue's 0.05 ms. What limits it (ncu, 10,000 images): no unit is saturated --
+// tensor pipe 47 %, L1/shared 62 %, issue slots 30 % -- it is latency: 8 warps per SM (217
+// registers, 210 KB of shared memory: one block of two warpgroups), each warpgroup a serial chain
+// of copy -> conv1's 9 wgmma chains -> conv2's 3 -> the fc layers, where no wgmma runs.
 //
 // Built only for sm_90a (bench/CMakeLists.txt compiles this file with -gencode
 // arch=compute_90a,code=sm_90a and nothing else), so it runs on compute capability 9.0 only; on
@@ -41,13 +45,12 @@ namespace {
 
 namespace wg = ladder::wgmma;
 
-/// B[k][n] (k < 16 * ksteps, n < 64) as FP16 in the core-matrix layout of wg::b_offset().
-void pack_b(std::vector<std::uint16_t>& out, int byte_base, int ksteps,
-            const std::function<float(int k, int n)>& b) {
-  for (int k = 0; k < 16 * ksteps; ++k)
-    for (int n = 0; n < wg::kN; ++n)
-      out[static_cast<std::size_t>((byte_base + wg::b_offset(k, n)) / 2)] =
-          static_cast<std::uint16_t>(half_bits(b(k, n)));
+/// A[m][k] (m < 64, k < 16 * ksteps) as wgmma A fragments, one uint4 per (k-step, thread of the
+/// warpgroup) at wg::a_fragment_index(layer, k-step, thread).
+void pack_a(std::vector<uint4>& out, int layer, int ksteps, const std::function<float(int m, int k)>& a) {
+  for (int s = 0; s < ksteps; ++s)
+    for (int thread = 0; thread < 128; ++thread)
+      out[static_cast<std::size_t>(wg::a_fragment_index(layer, s, thread))] = wg::a_fragment(a, half_bits, s, thread);
 }
 
 class WgmmaLeNet final : public ladder::Rung {
@@ -78,22 +81,24 @@ class WgmmaLeNet final : public ladder::Rung {
     if (const std::string why = unsupported_reason(); !why.empty()) throw course::Error("rung 18: " + why);
     ladder::support::DeviceWeights::check_shapes(net);
 
-    // conv1: k = 8r + j (input row 2py + r, column 4q + j), n = 32dy + 8dx + c (output row
-    // 2py + dy, column 4q + dx). conv2: k = 16(3r + jp) + 8b + c (input row 2py + r, column
-    // 2px + 2jp + b), n = 32dy + 16dx + channel. Weight (r - dy, j - dx) where both lie in 0..4.
-    std::vector<std::uint16_t> conv(static_cast<std::size_t>(wg::kB1Bytes + wg::kB2Bytes) / 2, 0);
+    // The Toeplitz A matrices of 18_wgmma_kernels.cuh, rows m = 16w + 8h + g (w warp, g lane / 4).
+    // conv1: h = dy, g = 4cb + 2dxhi + dxlo, channel 2w + cb, dx = 2dxhi + dxlo; k = 16s + 8a + j,
+    // input row r = 2s + a. conv2: h = dx, g = 2ol + dy, channel 4w + ol; k = 16(3r + jp) + 8b + c,
+    // input column 2jp + b. Weight (r - dy, column - dx) where both lie in 0..4.
+    std::vector<uint4> conv(wg::kAFragments);
     const auto tap = [](int i) { return i >= 0 && i < ln::kKernel; };
-    pack_b(conv, 0, wg::kConv1KSteps, [&net, &tap](int k, int n) {
-      const int r = k / 8 - n / 32, s = k % 8 - (n / 8) % 4, c = n % 8;
+    pack_a(conv, 1, wg::kConv1KSteps, [&net, &tap](int m, int k) {
+      const int w = m / 16, dy = (m / 8) % 2, g = m % 8, c = 2 * w + g / 4, dx = g % 4;
+      const int r = 2 * (k / 16) + (k / 8) % 2 - dy, s = k % 8 - dx;
       return (c < ln::kConv1Out && tap(r) && tap(s)) ? net.conv1_weight.at(c, 0, r, s) : 0.0f;
     });
-    pack_b(conv, wg::kB1Bytes, wg::kConv2KSteps, [&net, &tap](int k, int n) {
-      const int step = k / 16, c = k % 8, j = 2 * (step % 3) + (k % 16) / 8;
-      const int r = step / 3 - n / 32, s = j - (n / 16) % 2, o = n % 16;
+    pack_a(conv, 2, wg::kConv2KSteps, [&net, &tap](int m, int k) {
+      const int w = m / 16, dx = (m / 8) % 2, g = m % 8, o = 4 * w + g / 2, dy = g % 2;
+      const int step = k / 16, c = k % 8;
+      const int r = step / 3 - dy, s = 2 * (step % 3) + (k / 8) % 2 - dx;
       return (c < ln::kConv1Out && tap(r) && tap(s)) ? net.conv2_weight.at(o, c, r, s) : 0.0f;
     });
-    conv_ = course::DeviceBuffer<uint4>(conv.size() * 2 / sizeof(uint4));
-    CUDA_CHECK(cudaMemcpy(conv_.get(), conv.data(), conv.size() * 2, cudaMemcpyHostToDevice));
+    conv_ = course::DeviceBuffer<uint4>(conv);
 
     const auto layer = [&net](float (*b)(const lab04::FoldedLeNet&, int, int)) {
       return [&net, b](int k, int n) { return b(net, k, n); };
@@ -125,8 +130,10 @@ class WgmmaLeNet final : public ladder::Rung {
       throw course::Error("rung 18: d_images must be 16-byte aligned (the copy engine moves whole images)");
     if (n < 1 || n > max_batch_)
       throw course::Error("rung 18: n must be in [1, " + std::to_string(max_batch_) + "], got " + std::to_string(n));
-    // One wave of resident blocks, each a contiguous range of images, as in rung 12.
-    const int per_block = (((n + resident_blocks_ - 1) / resident_blocks_) + 1) / 2 * 2;
+    // One wave of resident blocks, each a contiguous range of images, as in rung 12; ranges are
+    // whole octets for both warpgroups.
+    constexpr int kStep = wg::kImages * wg::kGroups;
+    const int per_block = ((n + resident_blocks_ - 1) / resident_blocks_ + kStep - 1) / kStep * kStep;
     const int blocks = (n + per_block - 1) / per_block;
     const tc::Weights fc{nullptr,    conv1_bias_.get(), nullptr,    conv2_bias_.get(), fc1_.get(),
                          fc1_bias_.get(), fc2_.get(),   fc2_bias_.get(), fc3_.get(),  fc3_bias_.get()};

@@ -1,41 +1,51 @@
-// Rung 18's kernel: rung 12's network with both convolutions moved from mma.sync to wgmma, the
-// warpgroup MMA of Hopper (18_wgmma_primitives.cuh), and every tile loaded by the copy engine.
+// Rung 18's kernel: rung 12's network with both convolutions on wgmma, the warpgroup MMA of
+// Hopper (18_wgmma_primitives.cuh), the weights as the 64-row operand and eight images side by
+// side along N, every image loaded by the copy engine.
 //
-// Why it is faster than rung 12 (0.0695 against 0.0863 ms for 10,000 images on an H100): there,
-// each lane loads its A fragments from shared memory with 32-bit loads (4 per mma.sync), and the
-// L1/shared pipe was the limiter; wgmma reads A and B itself, 16-byte rows straight from shared
-// memory, with no trip through the register file; the warps only stage data and run epilogues.
-// The limiter is still shared memory (ncu: L1/shared 80 % busy); by our count most of its bytes
-// are now the tensor cores' own operand reads, ~96 KB per image, half of them weights
-// (see 18_wgmma.cu).
+// Why this shape (the first version of this rung did it the other way round, 0.0695 ms): a wgmma
+// has 64 rows (M) and up to 256 columns (N). With one image's pixels as the rows and the weights
+// as the columns, each image read the whole weight matrix again from shared memory (half of its
+// ~96 KB of operand bytes) and filled only 35 of conv2's 64 rows. Here the weights are A, held in
+// registers for the whole kernel (the A-fragment layout of mma.sync; no shared-memory bytes at
+// all), and B, the only operand the tensor cores read from shared memory, is the activations of a
+// group of eight images ("octet"), image innermost: a 16-byte row of B is 8 FP16 values of one
+// image, and one core matrix (8 rows) is the same pixel of the eight images. By our count the
+// operand bytes fall from ~96 KB to ~28 KB per image, and the issued products from 1.57 M to
+// 0.91 M per image (useful: 357 k), 27 + 54 m64n88k16 per octet.
 //
-// The whole difficulty is to put an implicit GEMM (a convolution) into the operand shape wgmma
-// reads. Without swizzle an operand is a grid of 8-row x 16-byte core matrices: 8 rows at a
-// 16-byte stride, the core matrices at a constant stride along K and another along M. Nothing
-// forbids those strides from overlapping, and that is the trick used twice here: consecutive
-// GEMM rows are consecutive 16-byte entries of the activation tile, and the shift from one tap
-// to the next is only a different start address or K stride. No im2col copy is made.
-//
-// Both convolutions put the whole 2x2 pooling window into N, (dy, dx, channel), so that one
-// lane holds the four outputs it pools, and every GEMM is m64n64k16:
-// conv1 (1 -> 6 channels, 5x5, pad 2) as [128 x 48] x [48 x 64] per image:
-//   x1[y][q] (16 bytes) = padded image row y, columns 4q .. 4q+7 (FP16); GEMM row m = 8py + q.
-//   K = (r, j): input row 2py + r, column 4q + j (r = 0..5, j = 0..7).
-//   N = (dy, dx, c): the output at row 2py + dy, column 4q + dx (dx = 0..3), channel c (8, 6 used).
-//   B[(r, j)][(dy, dx, c)] = w1[c][r - dy][j - dx] where both lie in 0..4: a Toeplitz matrix, so
-//   one 16-byte row of input serves eight outputs. K step s takes r = 2s, 2s+1: start = x1 +
-//   (16 mtile + 2s) rows, K stride = one y row (128 bytes), row stride = two y rows (256 bytes).
-//   Two 64-row m-tiles (py 0..15, 14 used).
-// conv2 (6 -> 16, 5x5) as [64 x 288] x [288 x 64] per image:
-//   pool1 is stored as four planes by row and column parity, 16-byte pixels (8 channels, 6
-//   used): P[a][b][u][v] = pool1[2u + a][2v + b], 7 per row. GEMM row m = 7py + px is the pooled
-//   output (py, px); K step (r, jp) = input row 2py + r, columns 2px + 2jp (plane b = 0) and
-//   2px + 2jp + 1 (b = 1): start = P[r % 2][0] + (7 (r / 2) + jp) entries, K stride = one plane.
-//   N = (dy, dx, 16 channels), B again Toeplitz. One m-tile: 35 of 64 rows used.
-// Pooling, bias and ReLU are the epilogue in registers: max over the four (dy, dx) chunks.
-// fc1-fc3 are rung 12's mma.sync code, unchanged (12_tensor_cores_kernels.cuh).
+// M = 64 is still 4 x (or 8 x) the output channels, so each row of A is a weight row shifted to
+// one output position of a small window (a Toeplitz matrix, as before, but now in A): the window
+// is the pooling window, so that pooling is a max over rows of the accumulator -- one pair of
+// rows lies in each thread (rows g and g + 8), the other pair in the neighbouring group of four
+// lanes (one shuffle).
+//   conv1 (1 -> 6, 5x5, pad 2): M = (c, dy, dx) = 8 channels x output rows 2py + dy (2) x
+//     columns 4q + dx (4); K = (r, j): padded input row 2py + r (6), column 4q + j (8), 3 k-steps;
+//     A[(c, dy, dx)][(r, j)] = w1[c][r - dy][j - dx]. N = (position (py, q), image): 98 positions
+//     (14 x 7), as 9 chains of 11 (N = 88).
+//     B: x1[a][u][q][image] = 16 bytes = padded row 2u + a, columns 4q .. 4q + 7, in two planes by
+//     row parity: k-step s reads rows 2(py + s) + a, a = the k-block, so its descriptor starts
+//     at position 7s of plane 0, K stride = one plane, N stride = 128 bytes (the next position).
+//     Rows: m = 16w + 8dy + g, g = 4cb + 2dxhi + dxlo, c = 2w + cb: dy pools in the thread,
+//     dxlo across lanes 4 apart; the result is pool1 pixel (py, 2q + dxhi).
+//   conv2 (6 -> 16, 5x5): M = (o, dy, dx); K = (r, s): input row 2py + r (6), column 2px + s (6),
+//     8 channels, 18 k-steps; A[(o, dy, dx)][(r, s, c)] = w2[o][c][r - dy][s - dx]. N = (position
+//     (py, px) at pitch 7, image): 33 positions (25 used), 3 chains of 11.
+//     B: pool1 in four planes by row and column parity, P[a][b][u][v][image] = pool1[2u + a][2v + b]
+//     (16 bytes = 8 channels): k-step (r, jp) reads columns 2px + 2jp + b, b = the k-block, so
+//     its descriptor starts at plane (r % 2, 0), position 7 (r / 2) + jp, K stride = one plane.
+//     Rows: m = 16w + 8dx + g, g = 2ol + dy, o = 4w + ol: dx pools in the thread, dy across lanes.
+// Bias and ReLU after the max (max(relu(x + b)) = relu(max(x) + b)). fc1-fc3 are rung 12's
+// mma.sync code (12_tensor_cores_kernels.cuh) on chunks of 48 images, a warp's job one n-tile for
+// all three m-tiles (fully_connected_chunk).
+// What mattered for the time, measured on the H100 (each with rung 12 in the same run): chains in
+// a run-time loop, one accumulator set, 0.0825 ms (positions divided by 7 at run time: 31 M
+// instructions, most of them integer); unrolled, two accumulator sets (chain c + 1 runs during
+// chain c's epilogue) 0.0577; FP16 epilogue, staging during conv2, 0.0545; fc chunks of 48, 0.0534.
+// Slower, not kept: fc k-loops unrolled by 4 (their L2 loads no longer all in flight) 0.0604;
+// fc layers per warpgroup on its own 16 images, no block barrier, 0.0581.
 #pragma once
 
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -47,131 +57,242 @@ namespace ladder::wgmma {
 
 namespace tc = ladder::tensor_cores;
 
-constexpr int kGroups = 2;  ///< warpgroups per block; each runs the convolutions of its own images
+constexpr int kGroups = 2;  ///< warpgroups per block; each runs the convolutions of its own octets
 constexpr int kThreads = 128 * kGroups;
 static_assert(kThreads == tc::kThreads, "the fully connected layers are rung 12's, written for 8 warps");
 
-constexpr int kN = 64;  ///< both convolutions are m64n64k16 GEMMs
-constexpr int kBRowBytes = 16, kCoreBytes = 128;
-constexpr int kBKStride = (kN / 8) * kCoreBytes;  ///< B: the N core matrices of one K block side by side
+constexpr int kImages = 8;          ///< images per octet: the 8 rows of a core matrix of B
+constexpr int kPositions = 11;      ///< pixel positions per chain: N = 88
+static_assert(kPositions * kImages * 64 / 128 == kAccumulators, "one chain is one m64n88k16 accumulator set");
+constexpr int kCoreBytes = kImages * 16;  ///< one position of an octet
 
-constexpr int kX1Quads = 8, kX1Rows = 40;  ///< 32 padded rows + the rows the padding tiles read
-constexpr int kConv1KSteps = 3, kConv1MTiles = 2;
-constexpr int kPlanePitch = 7, kPlaneEntries = 80;  ///< 7 x 7 used; row 63 reads up to entry 79
-constexpr int kPlaneBytes = kPlaneEntries * 16;
-constexpr int kConv2KSteps = 18;
+constexpr int kX1Quads = 7, kX1PlaneRows = 16;                            // 32 padded rows / 2
+constexpr int kX1PlaneBytes = kX1PlaneRows * kX1Quads * kCoreBytes;       // 14,336
+constexpr int kX1Bytes = 2 * kX1PlaneBytes + kCoreBytes;  ///< + the position only the 99th column reads
+constexpr int kConv1KSteps = 3, kConv1Chains = 9, kConv1Positions = tc::kPool1Side * kX1Quads;  // 98
 
-constexpr int kB1Bytes = kConv1KSteps * 2 * kBKStride;  // 6,144
-constexpr int kB2Bytes = kConv2KSteps * 2 * kBKStride;  // 36,864
-constexpr int kImageBytes = tc::kImagePixels * 4;       // 3,136: a multiple of 16, as bulk copies need
+constexpr int kP1Pitch = 7;  ///< pool1 plane: 7 x 7 positions
+/// Plane stride: one 16-byte row more than the plane, so that the two column-parity planes an
+/// epilogue store instruction writes to start in different banks.
+constexpr int kP1PlaneBytes = kP1Pitch * kP1Pitch * kCoreBytes + 16;  // 6,288
+constexpr int kP1Bytes = 3 * kP1PlaneBytes + kP1Pitch * kP1Pitch * kCoreBytes;
+constexpr int kConv2KSteps = 18, kConv2Chains = 3;
+constexpr int kPool2Side = 5;
 
-/// Byte offset of B element (k, n) in the packed conv weights (host side, 18_wgmma.cu).
-constexpr int b_offset(int k, int n) { return (k / 8) * kBKStride + (n / 8) * kCoreBytes + (n % 8) * kBRowBytes + (k % 8) * 2; }
+constexpr int kImageBytes = tc::kImagePixels * 4;  // 3,136: a multiple of 16, as bulk copies need
+/// Images in the staging buffer 3,152 bytes apart (788 words, 20 mod 32): the eight 16-byte loads
+/// of a quarter warp, one per image, then fall in eight different groups of four banks.
+constexpr int kRawFloats = tc::kImagePixels + 4;
+
+/// Images per pass of the fully connected layers: six octets, three m-tiles of 16 (rung 12: 32).
+/// The fc layers are a chain of round trips to L2 for their weights, paid once per chunk, and a
+/// block of 80 images (10,000 on 132 SMs) then needs two chunks (48 + 32), not three.
+constexpr int kChunk = 48, kChunkMTiles = kChunk / 16;
+
+constexpr int kAFragments = (kConv1KSteps + kConv2KSteps) * 128;  ///< uint4 per thread and k-step
+
+/// Index of A fragment (k-step, thread of the warpgroup) in the packed weights (host: 18_wgmma.cu).
+__host__ __device__ constexpr int a_fragment_index(int layer, int kstep, int thread) {
+  return ((layer == 1 ? 0 : kConv1KSteps) + kstep) * 128 + thread;
+}
+
+/// Host side: the A fragment of (k-step s, thread of the warpgroup) of a matrix a(m, k), in the
+/// layout mma_64x88x16 reads (warp w = thread / 32 takes rows 16w .. 16w + 15). half_bits(x): the
+/// FP16 bits of x. Used by the rung (18_wgmma.cu) and by its self-test, so both pack alike.
+template <typename A, typename HalfBits>
+uint4 a_fragment(const A& a, const HalfBits& half_bits, int s, int thread) {
+  const int row = 16 * (thread / 32) + (thread % 32) / 4, k = 16 * s + 2 * (thread % 4);
+  const auto pair = [&](int m, int k0) {
+    return static_cast<unsigned>(half_bits(a(m, k0))) | (static_cast<unsigned>(half_bits(a(m, k0 + 1))) << 16);
+  };
+  return make_uint4(pair(row, k), pair(row + 8, k), pair(row, k + 8), pair(row + 8, k + 8));
+}
 
 struct GroupTiles {
-  float raw[2][tc::kImagePixels];  ///< two images in flight (the copy engine writes them)
-  uint4 x1[kX1Rows * kX1Quads];    ///< conv1's A
-  uint4 planes[4 * kPlaneEntries]; ///< conv2's A: P[0][0], P[0][1], P[1][0], P[1][1]
+  float raw[kImages * kRawFloats];  ///< the octet's images (the copy engine writes them)
+  uint4 x1[kX1Bytes / 16];          ///< conv1's B
+  uint4 pool1[kP1Bytes / 16];       ///< conv2's B
 };
 
 struct Tiles {
-  uint4 b[(kB1Bytes + kB2Bytes) / 16];  ///< conv1's then conv2's B, loaded once per block
   GroupTiles group[kGroups];
   // From here on rung 12's fc tiles. fc2_out and the logits reuse pool2's space, dead once fc1 is
-  // done, so that two blocks still fit on an SM. (Not fc1_out's: fc2 reads its zero padding
-  // columns, and a float's bits read as FP16 can be infinite, and 0 * inf is NaN.)
+  // done. (Not fc1_out's: fc2 reads its zero padding columns, and a float's bits read as FP16 can
+  // be infinite, and 0 * inf is NaN.)
   union {
-    std::uint32_t pool2[tc::kChunk * tc::kPool2Stride];
+    std::uint32_t pool2[kChunk * tc::kPool2Stride];
     struct {
-      std::uint32_t fc2_out[tc::kChunk * tc::kFc2OutStride];
-      float logits[tc::kChunk * tc::kClasses];
+      std::uint32_t fc2_out[kChunk * tc::kFc2OutStride];
+      float logits[kChunk * tc::kClasses];
     } late;
   };
-  std::uint32_t fc1_out[tc::kChunk * tc::kFc1OutStride];
-  std::uint64_t bars[1 + 2 * kGroups];  ///< weights; then per group, one per image buffer
+  std::uint32_t fc1_out[kChunk * tc::kFc1OutStride];
+  std::uint64_t bars[kGroups];  ///< one per group: its staging buffer
 };
 
-/// conv1 + bias + ReLU + pool for the image in gt.x1 -> gt.planes.
-__device__ __forceinline__ void conv1_relu_pool(GroupTiles& gt, std::uint32_t b1, float bias_lo, float bias_hi,
-                                                int warp, int g, int t) {
-  const std::uint32_t x1 = smem_address(gt.x1);
-  std::uint32_t* planes = reinterpret_cast<std::uint32_t*>(gt.planes);
-#pragma unroll 1
-  for (int mt = 0; mt < kConv1MTiles; ++mt) {
-    float d[32] = {};
-    wgmma_fence();
+/// The octet's images (FP32, in raw) -> conv1's B (FP16, x1). One thread per (image row, image):
+/// the row's seven float4 are loaded once and give the seven 16-byte entries of that row (each
+/// entry: columns 4q - 2 .. 4q + 5). The eight images of a quarter warp write one 128-byte
+/// position. The padding rows (planes' first and last rows) stay zero from the kernel's start.
+__device__ __forceinline__ void stage_octet(GroupTiles& gt, int in_group) {
+  for (int task = in_group; task < kImages * tc::kImageSide; task += 128) {
+    const int image = task % kImages, y = task / kImages;
+    const float4* row = reinterpret_cast<const float4*>(gt.raw + image * kRawFloats + y * tc::kImageSide);
+    float4 v[kX1Quads];
 #pragma unroll
-    for (int s = 0; s < kConv1KSteps; ++s)
-      mma_64x64x16(d, descriptor(x1 + (16 * mt + 2 * s) * kCoreBytes, kCoreBytes, 2 * kCoreBytes),
-                   descriptor(b1 + 2 * s * kBKStride, kBKStride, kCoreBytes), s > 0);
-    wgmma_commit();
-    wgmma_wait<0>();
-    fence_registers(d);
-    // Row g + 8 * half of warp w is pooled row py = 8 mt + 2w + half, pooled columns 2g and 2g + 1
-    // (h), each the max of chunks (dy, dx) = (0 or 1, 2h or 2h + 1), chunk index 4dy + dx.
+    for (int q = 0; q < kX1Quads; ++q) v[q] = row[q];
+    const int padded = y + 2;
+    uint4* dst = gt.x1 + (padded % 2) * (kX1PlaneBytes / 16) + (padded / 2) * kX1Quads * kImages + image;
 #pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const int py = 8 * mt + 2 * warp + half;
-      if (py >= tc::kPool1Side || g >= kPlanePitch) continue;
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        float v[2];
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int at = 2 * half + e;
-          v[e] = fmaxf(fmaxf(d[4 * (2 * h) + at], d[4 * (2 * h + 1) + at]),
-                       fmaxf(d[4 * (4 + 2 * h) + at], d[4 * (5 + 2 * h) + at]));
-        }
-        // pool1 pixel (py, 2g + h) -> plane (py % 2, h), entry (py / 2) * 7 + g, word t.
-        planes[(((py % 2) * 2 + h) * kPlaneEntries + (py / 2) * kPlanePitch + g) * 4 + t] =
-            tc::pack_half2(tc::relu(v[0] + bias_lo), tc::relu(v[1] + bias_hi));
-      }
+    for (int q = 0; q < kX1Quads; ++q) {
+      const float2 left = q > 0 ? make_float2(v[q - 1].z, v[q - 1].w) : make_float2(0.0f, 0.0f);
+      const float2 right = q < kX1Quads - 1 ? make_float2(v[q + 1].x, v[q + 1].y) : make_float2(0.0f, 0.0f);
+      dst[q * kImages] = make_uint4(tc::pack_half2(left.x, left.y), tc::pack_half2(v[q].x, v[q].y),
+                                    tc::pack_half2(v[q].z, v[q].w), tc::pack_half2(right.x, right.y));
     }
   }
 }
 
-/// conv2 + bias + ReLU + pool for gt.planes -> one image's row of pool2 (rung 12's layout:
-/// word 8p + channel / 2 for pooled pixel p).
-__device__ __forceinline__ void conv2_relu_pool(GroupTiles& gt, std::uint32_t b2, const float (&bias)[4],
-                                                std::uint32_t* pool2_row, int warp, int g, int t) {
-  const std::uint32_t planes = smem_address(gt.planes);
-  float d[32] = {};
+/// Bias + max over the pooling rows + ReLU of accumulator column pair j (images 2t, 2t + 1), as
+/// FP16: rows g and g + 8 in the thread, then the lane 4 away (g xor 1) by one shuffle of both
+/// images as a half2. Both lanes of the pair then hold the result; the one with g even returns
+/// image 2t, the odd one image 2t + 1, so that every lane stores one value. Bit for bit
+/// relu(max(x) + b) rounded to FP16: rounding is monotonic, so rounding before the max changes
+/// nothing, and max(x + b) = max(x) + b in floating point too. Every lane calls it (the shuffle).
+__device__ __forceinline__ __half pooled(const float (&d)[kAccumulators], int j, float bias, bool odd) {
+  const __half2 top = __floats2half2_rn(d[4 * j] + bias, d[4 * j + 1] + bias);
+  const __half2 bottom = __floats2half2_rn(d[4 * j + 2] + bias, d[4 * j + 3] + bias);
+  __half2 v = __hmax2(top, bottom);
+  v = __hmax2(v, __shfl_xor_sync(0xffffffffu, v, 4));
+  v = __hmax2(v, __float2half2_rn(0.0f));
+  return odd ? __high2half(v) : __low2half(v);
+}
+
+/// Chains 0 .. Chains - 1 of one layer with two accumulator sets: chain c + 1 is issued before
+/// chain c's epilogue, so that the tensor cores work while the warps pool and store. Fully
+/// unrolled, so that every position in the epilogues is a constant (no divisions at run time).
+/// issue(c, d): the k-steps of chain c into d; epilogue(c, d): its results; during(): other work
+/// for the warps while the first chain runs.
+template <int Chains, typename Issue, typename Epilogue, typename During>
+__device__ __forceinline__ void run_chains(const Issue& issue, const Epilogue& epilogue, const During& during) {
+  float d[2][kAccumulators];
   wgmma_fence();
-#pragma unroll
-  for (int s = 0; s < kConv2KSteps; ++s) {
-    const int r = s / 3, jp = s % 3;
-    mma_64x64x16(d,
-                 descriptor(planes + (r % 2) * 2 * kPlaneBytes + (kPlanePitch * (r / 2) + jp) * 16, kPlaneBytes,
-                            kCoreBytes),
-                 descriptor(b2 + 2 * s * kBKStride, kBKStride, kCoreBytes), s > 0);
-  }
+  issue(0, d[0]);
   wgmma_commit();
-  wgmma_wait<0>();
-  fence_registers(d);
+  during();
 #pragma unroll
-  for (int half = 0; half < 2; ++half) {
-    const int m = 16 * warp + g + 8 * half, py = m / kPlanePitch, px = m % kPlanePitch;
-    if (py >= 5 || px >= 5) continue;
+  for (int c = 0; c < Chains; ++c) {
+    if (c + 1 < Chains) {
+      wgmma_fence();
+      issue(c + 1, d[(c + 1) % 2]);
+      wgmma_commit();
+      wgmma_wait<1>();
+    } else {
+      wgmma_wait<0>();
+    }
+    fence_registers(d[c % 2]);
+    epilogue(c, d[c % 2]);
+  }
+}
+
+/// conv1 + bias + ReLU + pool for the octet in gt.x1 -> gt.pool1. a1: this thread's A fragments.
+__device__ __forceinline__ void conv1_relu_pool(GroupTiles& gt, const std::uint32_t (&a1)[kConv1KSteps][4], float bias,
+                                                int g, int t) {
+  const std::uint32_t x1 = smem_address(gt.x1);
+  // This thread's channel 2w + g / 4, image 2t + g % 2 and half dxhi of the pooled column pair.
+  __half* pool1 = reinterpret_cast<__half*>(gt.pool1) + ((g / 2) % 2) * (kP1PlaneBytes / 2) + (2 * t + g % 2) * 8 +
+                  2 * (static_cast<int>(threadIdx.x) % 128 / 32) + g / 4;
+  run_chains<kConv1Chains>(
+      [&](int chain, float (&d)[kAccumulators]) {
 #pragma unroll
-    for (int cb = 0; cb < 2; ++cb) {  // channels 8cb + 2t, +1; chunk 4dy + 2dx + cb
-      float v[2];
+        for (int s = 0; s < kConv1KSteps; ++s)
+          mma_64x88x16(d, a1[s],
+                       descriptor(x1 + (kPositions * chain + kX1Quads * s) * kCoreBytes, kX1PlaneBytes, kCoreBytes),
+                       s > 0);
+      },
+      [&](int chain, const float (&d)[kAccumulators]) {
 #pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const int at = 2 * half + e;
-        v[e] = fmaxf(fmaxf(d[4 * cb + at], d[4 * (2 + cb) + at]), fmaxf(d[4 * (4 + cb) + at], d[4 * (6 + cb) + at]));
+        for (int j = 0; j < kPositions; ++j) {
+          const int pos = kPositions * chain + j, py = pos / kX1Quads, q = pos % kX1Quads;
+          const __half v = pooled(d, j, bias, g % 2 != 0);
+          // pool1 pixel (py, 2q + dxhi) -> plane (py % 2, dxhi), position (py / 2, q).
+          if (pos < kConv1Positions)
+            pool1[((py % 2) * 2 * kP1PlaneBytes + ((py / 2) * kP1Pitch + q) * kCoreBytes) / 2] = v;
+        }
+      },
+      [] {});
+}
+
+/// conv2 + bias + ReLU + pool for gt.pool1 -> the octet's rows of pool2 (rung 12's layout: half
+/// 16p + channel of image row i for pooled pixel p); during(): run while the first chain computes.
+template <typename During>
+__device__ __forceinline__ void conv2_relu_pool(GroupTiles& gt, const std::uint32_t (&a2)[kConv2KSteps][4], float bias,
+                                                std::uint32_t* pool2_rows, int g, int t, const During& during) {
+  const std::uint32_t planes = smem_address(gt.pool1);
+  // This thread's image 2t + g % 2 and channel 4w + g / 2.
+  __half* pool2 = reinterpret_cast<__half*>(pool2_rows) + (2 * t + g % 2) * 2 * tc::kPool2Stride +
+                  4 * (static_cast<int>(threadIdx.x) % 128 / 32) + g / 2;
+  run_chains<kConv2Chains>(
+      [&](int chain, float (&d)[kAccumulators]) {
+#pragma unroll
+        for (int s = 0; s < kConv2KSteps; ++s) {
+          const int r = s / 3, jp = s % 3;
+          mma_64x88x16(d, a2[s],
+                       descriptor(planes + (r % 2) * 2 * kP1PlaneBytes +
+                                      (kPositions * chain + kP1Pitch * (r / 2) + jp) * kCoreBytes,
+                                  kP1PlaneBytes, kCoreBytes),
+                       s > 0);
+        }
+      },
+      [&](int chain, const float (&d)[kAccumulators]) {
+#pragma unroll
+        for (int j = 0; j < kPositions; ++j) {
+          const int pos = kPositions * chain + j, py = pos / kP1Pitch, px = pos % kP1Pitch;
+          const __half v = pooled(d, j, bias, g % 2 != 0);
+          if (py < kPool2Side && px < kPool2Side) pool2[16 * (kPool2Side * py + px)] = v;
+        }
+      },
+      during);
+}
+
+/// One fully connected layer for a whole chunk (48 rows, three m-tiles) -- rung 12's
+/// fully_connected() with one change: a warp's job is an n-tile for all m-tiles, so its mma.sync
+/// chains are independent (three times the work in flight per warp) and each weight fragment is
+/// loaded once for 48 images. Rows past the chunk's count are computed from stale rows and dropped.
+template <int KSTEPS, int NTILES, typename Epilogue>
+__device__ __forceinline__ void fully_connected_chunk(const std::uint32_t* in, int in_stride, const uint2* frags,
+                                                      const float* bias, int warp, int g, int t, int lane,
+                                                      Epilogue epilogue) {
+  for (int nt = warp; nt < NTILES; nt += tc::kWarps) {
+    const int col = 8 * nt + 2 * t;
+    const float bias_lo = __ldg(bias + col), bias_hi = __ldg(bias + col + 1);
+    const uint2* b = frags + nt * KSTEPS * 32 + lane;
+    float acc[kChunkMTiles][4] = {};
+#pragma unroll
+    for (int ks = 0; ks < KSTEPS; ++ks) {
+      const uint2 frag = __ldg(b + ks * 32);
+#pragma unroll
+      for (int mt = 0; mt < kChunkMTiles; ++mt) {
+        const std::uint32_t* row_lo = in + (16 * mt + g) * in_stride + t + 8 * ks;
+        const std::uint32_t* row_hi = row_lo + 8 * in_stride;
+        const std::uint32_t a[4] = {row_lo[0], row_hi[0], row_lo[4], row_hi[4]};
+        tc::mma_16x8x16(acc[mt], a, frag);
       }
-      pool2_row[8 * (5 * py + px) + 4 * cb + t] =
-          tc::pack_half2(tc::relu(v[0] + bias[2 * cb]), tc::relu(v[1] + bias[2 * cb + 1]));
+    }
+#pragma unroll
+    for (int mt = 0; mt < kChunkMTiles; ++mt) {
+      epilogue(16 * mt + g, col, acc[mt][0] + bias_lo, acc[mt][1] + bias_hi);
+      epilogue(16 * mt + g + 8, col, acc[mt][2] + bias_lo, acc[mt][3] + bias_hi);
     }
   }
 }
 
 /// The whole network; block b classifies images [b * per_block, min(n, (b + 1) * per_block)) in
-/// chunks of 32. Warpgroup G takes images G, G + 2, ... of the block's range in order (the same
-/// images as chunk slots G, G + 2, ...), two of them always on their way in by bulk copy.
-/// conv_b: conv1's then conv2's B in the layout of b_offset(); fc: rung 12's fragments and biases.
-__global__ void __launch_bounds__(kThreads, 2)
-    lenet_wgmma(const float* __restrict__ images, int n, int per_block, const uint4* __restrict__ conv_b,
+/// chunks of 48 = six octets. Warpgroup G takes octets G, G + 2, ... of the block's range in
+/// order; the next one is on its way in by bulk copy while the present one is computed.
+/// conv_a: both layers' A fragments (a_fragment_index()); fc: rung 12's fragments and biases.
+__global__ void __launch_bounds__(kThreads, 1)
+    lenet_wgmma(const float* __restrict__ images, int n, int per_block, const uint4* __restrict__ conv_a,
                 tc::Weights fc, float* __restrict__ logits, int* __restrict__ labels) {
 #if COURSE_WGMMA_DEVICE
   extern __shared__ uint4 shared_raw[];
@@ -182,85 +303,82 @@ __global__ void __launch_bounds__(kThreads, 2)
   const int group = tid / 128, in_group = tid % 128, warp = in_group / 32;
   const int lane = tid % 32, g = lane / 4, t = lane % 4;
   GroupTiles& mine = tiles.group[group];
-  std::uint64_t* weights_bar = &tiles.bars[0];
-  std::uint64_t* image_bar = &tiles.bars[1 + 2 * group];
+  std::uint64_t* bar = &tiles.bars[group];
   if (tid == 0)
-    for (int i = 0; i < 1 + 2 * kGroups; ++i) barrier_init(&tiles.bars[i], 1);
+    for (int i = 0; i < kGroups; ++i) barrier_init(&tiles.bars[i], 1);
   fence_proxy_async();  // the zeros and the barriers, before the copy engine and the tensor cores see them
   __syncthreads();
 
   const int first = static_cast<int>(blockIdx.x) * per_block;
   const int end = min(n, first + per_block);
-  const auto image = [&](int k) { return first + group + 2 * k; };  // this group's k-th image
-  if (tid == 0) {
-    barrier_expect_bytes(weights_bar, kB1Bytes + kB2Bytes);
-    bulk_copy(tiles.b, conv_b, kB1Bytes + kB2Bytes, weights_bar);
-  }
-  if (in_group == 0)
-    for (int k = 0; k < 2; ++k)
-      if (image(k) < end) {
-        barrier_expect_bytes(&image_bar[k], kImageBytes);
-        bulk_copy(mine.raw[k], images + static_cast<std::size_t>(image(k)) * tc::kImagePixels, kImageBytes,
-                  &image_bar[k]);
-      }
+  const auto fetch = [&](int k) {  // this group's k-th octet -> mine.raw
+    const int start = first + kImages * (group + kGroups * k);
+    if (in_group != 0 || start >= end) return;
+    const int count = min(kImages, end - start);
+    barrier_expect_bytes(bar, static_cast<unsigned>(count * kImageBytes));
+    for (int i = 0; i < count; ++i)
+      bulk_copy(mine.raw + i * kRawFloats, images + static_cast<std::size_t>(start + i) * tc::kImagePixels,
+                kImageBytes, bar);
+  };
+  fetch(0);
   tc::prefetch_to_l2(fc.fc1, tc::fragment_bytes<tc::kFc1KSteps, tc::kFc1NTiles>());
   tc::prefetch_to_l2(fc.fc2, tc::fragment_bytes<tc::kFc2KSteps, tc::kFc2NTiles>());
   tc::prefetch_to_l2(fc.fc3, tc::fragment_bytes<tc::kFc3KSteps, tc::kFc3NTiles>());
-  const float conv1_bias_lo = fc.conv1_bias[2 * t], conv1_bias_hi = fc.conv1_bias[2 * t + 1];
-  const float conv2_bias[4] = {fc.conv2_bias[2 * t], fc.conv2_bias[2 * t + 1], fc.conv2_bias[8 + 2 * t],
-                               fc.conv2_bias[9 + 2 * t]};
-  const std::uint32_t b1 = smem_address(tiles.b), b2 = b1 + kB1Bytes;
-  barrier_wait(weights_bar, 0);
+  std::uint32_t a1[kConv1KSteps][4], a2[kConv2KSteps][4];
+#pragma unroll
+  for (int s = 0; s < kConv1KSteps; ++s) {
+    const uint4 f = __ldg(conv_a + a_fragment_index(1, s, in_group));
+    a1[s][0] = f.x, a1[s][1] = f.y, a1[s][2] = f.z, a1[s][3] = f.w;
+  }
+#pragma unroll
+  for (int s = 0; s < kConv2KSteps; ++s) {
+    const uint4 f = __ldg(conv_a + a_fragment_index(2, s, in_group));
+    a2[s][0] = f.x, a2[s][1] = f.y, a2[s][2] = f.z, a2[s][3] = f.w;
+  }
+  const float conv1_bias = fc.conv1_bias[2 * warp + g / 4], conv2_bias = fc.conv2_bias[4 * warp + g / 2];
 
-  int k = 0;  // images this group has done
-  for (int chunk = first; chunk < end; chunk += tc::kChunk) {
-    const int count = min(tc::kChunk, end - chunk);
-    for (int i = group; i < count; i += kGroups, ++k) {
-      const int buf = k & 1;
-      barrier_wait(&image_bar[buf], (k >> 1) & 1);
-      // conv1's A: padded row y = image row y - 2, 16 bytes = padded columns 4q .. 4q+7.
-      // Three loads per entry (float2, float4, float2: columns 4q-2 .. 4q+5) rather than eight
-      // scalar ones: the shared-memory pipe is this kernel's limiter.
-      for (int e = in_group; e < tc::kImageSide * kX1Quads; e += 128) {
-        const int row = e / kX1Quads, q = e % kX1Quads;
-        const float* src = mine.raw[buf] + row * tc::kImageSide + 4 * q;
-        const float2 left = q > 0 ? *reinterpret_cast<const float2*>(src - 2) : make_float2(0.0f, 0.0f);
-        const float4 mid = q < 7 ? *reinterpret_cast<const float4*>(src) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        const float2 right = q < 6 ? *reinterpret_cast<const float2*>(src + 4) : make_float2(0.0f, 0.0f);
-        mine.x1[(row + 2) * kX1Quads + q] = make_uint4(tc::pack_half2(left.x, left.y), tc::pack_half2(mid.x, mid.y),
-                                                       tc::pack_half2(mid.z, mid.w), tc::pack_half2(right.x, right.y));
-      }
+  // Each octet is staged (x1 from raw) while conv2 of the one before runs on the tensor cores;
+  // the first one before the loop.
+  const auto has = [&](int k) { return first + kImages * (group + kGroups * k) < end; };
+  if (has(0)) {
+    barrier_wait(bar, 0);
+    stage_octet(mine, in_group);
+  }
+  int k = 0;  // octets this group has done
+  for (int chunk = first; chunk < end; chunk += kChunk) {
+    const int count = min(kChunk, end - chunk);
+    for (int octet = group; octet * kImages < count; octet += kGroups, ++k) {
       fence_proxy_async();
-      group_sync(group);  // x1 complete; raw[buf] read by everyone
-      if (in_group == 0 && image(k + 2) < end) {
-        barrier_expect_bytes(&image_bar[buf], kImageBytes);
-        bulk_copy(mine.raw[buf], images + static_cast<std::size_t>(image(k + 2)) * tc::kImagePixels, kImageBytes,
-                  &image_bar[buf]);
-      }
-      conv1_relu_pool(mine, b1, conv1_bias_lo, conv1_bias_hi, warp, g, t);
+      group_sync(group);  // x1 holds octet k; raw read by everyone
+      fetch(k + 1);
+      conv1_relu_pool(mine, a1, conv1_bias, g, t);
       fence_proxy_async();
-      group_sync(group);  // planes complete (and conv1's wgmma are done with x1)
-      conv2_relu_pool(mine, b2, conv2_bias, tiles.pool2 + i * tc::kPool2Stride, warp, g, t);
-      // The next image's conv1 rewrites the planes only after the next group barrier.
+      group_sync(group);  // pool1 complete, and conv1's wgmma are done with x1
+      conv2_relu_pool(mine, a2, conv2_bias, tiles.pool2 + octet * kImages * tc::kPool2Stride, g, t, [&] {
+        if (has(k + 1)) {
+          barrier_wait(bar, static_cast<unsigned>((k + 1) & 1));
+          stage_octet(mine, in_group);
+        }
+      });
+      // The next octet's conv1 rewrites pool1 only after the next group barrier.
     }
     __syncthreads();  // pool2 complete
 
-    const int mtiles = (count + 15) / 16;
     const int fwarp = tid / 32;
-    tc::fully_connected<tc::kFc1KSteps, tc::kFc1NTiles>(
-        tiles.pool2, tc::kPool2Stride, fc.fc1, fc.fc1_bias, mtiles, fwarp, g, t, lane,
+    fully_connected_chunk<tc::kFc1KSteps, tc::kFc1NTiles>(
+        tiles.pool2, tc::kPool2Stride, fc.fc1, fc.fc1_bias, fwarp, g, t, lane,
         [&](int row, int col, float lo, float hi) {
           tiles.fc1_out[row * tc::kFc1OutStride + col / 2] = tc::pack_half2(tc::relu(lo), tc::relu(hi));
         });
     __syncthreads();
-    tc::fully_connected<tc::kFc2KSteps, tc::kFc2NTiles>(
-        tiles.fc1_out, tc::kFc1OutStride, fc.fc2, fc.fc2_bias, mtiles, fwarp, g, t, lane,
+    fully_connected_chunk<tc::kFc2KSteps, tc::kFc2NTiles>(
+        tiles.fc1_out, tc::kFc1OutStride, fc.fc2, fc.fc2_bias, fwarp, g, t, lane,
         [&](int row, int col, float lo, float hi) {
           tiles.late.fc2_out[row * tc::kFc2OutStride + col / 2] = tc::pack_half2(tc::relu(lo), tc::relu(hi));
         });
     __syncthreads();
-    tc::fully_connected<tc::kFc3KSteps, tc::kFc3NTiles>(
-        tiles.late.fc2_out, tc::kFc2OutStride, fc.fc3, fc.fc3_bias, mtiles, fwarp, g, t, lane,
+    fully_connected_chunk<tc::kFc3KSteps, tc::kFc3NTiles>(
+        tiles.late.fc2_out, tc::kFc2OutStride, fc.fc3, fc.fc3_bias, fwarp, g, t, lane,
         [&](int row, int col, float lo, float hi) {
           if (col < tc::kClasses) {
             tiles.late.logits[row * tc::kClasses + col] = lo;
@@ -280,7 +398,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     __syncthreads();  // the logits live in pool2's space, which the next chunk's convolutions rewrite
   }
 #else
-  (void)images, (void)n, (void)per_block, (void)conv_b, (void)fc, (void)logits, (void)labels;
+  (void)images, (void)n, (void)per_block, (void)conv_a, (void)fc, (void)logits, (void)labels;
   __trap();  // not the sm_90a build: the rung refuses to run before it gets here
 #endif
 }

@@ -1,9 +1,10 @@
 // The Hopper-only instructions rung 18 is built on, each wrapped once so that the kernel and its
 // self-test (tools/wgmma_selftest.cu) use the same code:
 //   wgmma.mma_async  a warpgroup (4 consecutive warps, 128 threads) multiplies a 64 x 16 FP16 tile
-//                    of A by a 16 x N tile of B into FP32 accumulators held in registers; both
-//                    operands are read by the tensor cores straight from shared memory, found
-//                    through 64-bit "matrix descriptors" (start address, two strides, swizzle)
+//                    of A by a 16 x N tile of B into FP32 accumulators held in registers; B (and
+//                    optionally A; here A is in registers) is read by the tensor cores straight
+//                    from shared memory, found through a 64-bit "matrix descriptor" (start
+//                    address, two strides, swizzle)
 //   wgmma.fence / commit_group / wait_group   the instruction is asynchronous: issue several, then
 //                    wait for the group before the accumulators are read
 //   cp.async.bulk    the copy engine moves a contiguous block from global to shared memory and
@@ -83,25 +84,37 @@ __device__ __forceinline__ void fence_registers(float (&d)[N]) {
   for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
-/// D[64 x 64] (+)= A[64 x 16] * B[16 x 64], FP16 in, FP32 accumulate, both operands K-major in
-/// shared memory. accumulate = false overwrites D. Each thread holds 32 accumulators: warp w of
-/// the warpgroup, lane (g = lane / 4, t = lane % 4), column chunk j = 0..7:
+/// Accumulators per thread of one m64n88k16: 64 x 88 FP32 over 128 threads.
+constexpr int kAccumulators = 44;
+
+/// D[64 x 88] (+)= A[64 x 16] * B[16 x 88], FP16 in, FP32 accumulate. A comes from registers,
+/// four 32-bit registers per thread in the A-fragment layout of mma.sync m16n8k16, per warp w of
+/// the warpgroup and lane (g = lane / 4, t = lane % 4), {lo, hi} halves:
+///   a[0] = A[16w + g][2t, 2t+1]      a[1] = A[16w + g + 8][2t, 2t+1]
+///   a[2] = A[16w + g][2t+8, 2t+9]    a[3] = A[16w + g + 8][2t+8, 2t+9]
+/// B is K-major in shared memory, found through the descriptor b. accumulate = false ignores the
+/// old D (the scale-d operand is 0), so the first product of a chain needs no zeroed registers.
+/// Each thread holds 44 accumulators, column chunk j = 0..10:
 ///   d[4j + 0], d[4j + 1] = D[16w + g][8j + 2t, 8j + 2t + 1]
 ///   d[4j + 2], d[4j + 3] = D[16w + g + 8][8j + 2t, 8j + 2t + 1]
-/// (per warp, the m16n8 accumulator layout of mma.sync, repeated along N).
-__device__ __forceinline__ void mma_64x64x16(float (&d)[32], std::uint64_t a, std::uint64_t b, bool accumulate) {
+/// Why N = 88: both convolutions of rung 18 are chains of 11 pixel positions x 8 images.
+__device__ __forceinline__ void mma_64x88x16(float (&d)[kAccumulators], const std::uint32_t (&a)[4], std::uint64_t b,
+                                             bool accumulate) {
 #if COURSE_WGMMA_DEVICE
   asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %49, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n88k16.f32.f16.f16 "
       "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
-      "%32, %33, p, 1, 1, 0, 0;\n}\n"
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43}, "
+      "{%44, %45, %46, %47}, %48, p, 1, 1, 0;\n}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
         "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-      : "l"(a), "l"(b), "r"(static_cast<int>(accumulate)));
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(static_cast<int>(accumulate)));
 #else
   (void)d, (void)a, (void)b, (void)accumulate;
 #endif
