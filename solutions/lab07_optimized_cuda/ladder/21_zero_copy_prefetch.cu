@@ -25,6 +25,7 @@
 // forward() (device-resident images) and the accuracy cost are rung 12's: reduced precision (FP16).
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -51,9 +52,12 @@ __device__ __forceinline__ void copy_async_16(std::uint32_t* shared_dst, const v
                : "memory");
 }
 
-/// The next image's 784 bytes in flight into the warp's own shared slot: pieces lane and 32 + lane.
-struct PrefetchAsync {
+/// Per warp: the warp's next image in flight into its own 784-byte slot of shared memory, as 16-byte
+/// pieces lane and 32 + lane (the image starts 16-byte aligned, not 128: lines are shared with the
+/// neighbouring images, which other warps read at other times).
+struct PrefetchWarp {
   static constexpr int kWarpBytes = tc::kImagePixels;
+  static constexpr bool kInterleaved = false;
   const uint4* pixels;  // 16-byte aligned (checked on the host)
 
   __device__ __forceinline__ void issue(int image, std::uint32_t* slot, int lane) const {
@@ -62,20 +66,58 @@ struct PrefetchAsync {
     if (lane < kImagePieces - 32) copy_async_16(slot + 4 * (32 + lane), src + 32 + lane);
     asm volatile("cp.async.commit_group;" ::: "memory");
   }
-  __device__ __forceinline__ void start(int image, std::uint32_t* slot, int lane) const { issue(image, slot, lane); }
-  __device__ __forceinline__ void stage(int, int next, std::uint32_t* pairs, std::uint32_t* slot, int lane) const {
+  __device__ __forceinline__ void start(const tc::Step& step, std::uint32_t* slot, int lane) const {
+    issue(step.next, slot, lane);
+  }
+  __device__ __forceinline__ void stage(const tc::Step& step, std::uint32_t* pairs, std::uint32_t* slot, int lane) const {
     asm volatile("cp.async.wait_all;" ::: "memory");
     __syncwarp();  // every lane's pieces have landed
     // Lane l's four pixels of step s are word 28 s + l of the image (stage_rows).
-    tc::stage_rows([&](int step) { return tc::pixels_to_float(slot[28 * step + lane]); }, pairs, lane);
+    tc::stage_rows([&](int s) { return tc::pixels_to_float(slot[28 * s + lane]); }, pairs, lane);
     __syncwarp();  // every lane has read the slot: it may be refilled
-    if (next >= 0) issue(next, slot, lane);
+    if (step.next >= 0) issue(step.next, slot, lane);
   }
 };
 
-/// The next image's words in registers: lane l < 28 holds words 28 s + l, s = 0..6 (stage_rows').
+__device__ __forceinline__ void named_barrier(int threads) {
+  asm volatile("bar.sync 1, %0;" ::"r"(threads) : "memory");  // barrier 0 is __syncthreads'
+}
+
+/// Per block: the 8 consecutive images of the block's next step (6,272 bytes = 49 lines of 128,
+/// aligned: the pinned buffer is, and 8 images are 49 lines) in flight into the block's 8 slots,
+/// every warp instruction 512 whole bytes, so every line crosses PCIe once and whole. The warps of
+/// a step wait for each other twice (named barrier 1): all pieces landed, all slots read.
+template <bool Interleaved>
+struct PrefetchBlock {
+  static constexpr int kWarpBytes = tc::kImagePixels;
+  static constexpr bool kInterleaved = Interleaved;
+  const uint4* pixels;  // 128-byte aligned (checked on the host)
+
+  /// Images first .. first + images - 1 into the block's slots, by the threads of warps 0 .. images - 1.
+  __device__ __forceinline__ void issue(int first, int images, std::uint32_t* slots) const {
+    const uint4* src = pixels + static_cast<std::size_t>(first) * kImagePieces;
+    for (int p = static_cast<int>(threadIdx.x); p < kImagePieces * images; p += 32 * images)
+      copy_async_16(slots + 4 * p, src + p);
+    asm volatile("cp.async.commit_group;" ::: "memory");
+  }
+  __device__ __forceinline__ void start(const tc::Step& step, std::uint32_t* slot, int lane) const {
+    const int warp = static_cast<int>(threadIdx.x) / 32;
+    issue(step.next - warp, step.warps_next, slot - warp * kImageWords);
+  }
+  __device__ __forceinline__ void stage(const tc::Step& step, std::uint32_t* pairs, std::uint32_t* slot, int lane) const {
+    const int warp = static_cast<int>(threadIdx.x) / 32;
+    asm volatile("cp.async.wait_all;" ::: "memory");
+    named_barrier(32 * step.warps_now);  // every piece of the step has landed
+    tc::stage_rows([&](int s) { return tc::pixels_to_float(slot[28 * s + lane]); }, pairs, lane);
+    named_barrier(32 * step.warps_now);  // every warp has read its slot: they may be refilled
+    if (warp < step.warps_next) issue(step.next - warp, step.warps_next, slot - warp * kImageWords);
+  }
+};
+
+/// Per warp, in registers: lane l < 28 holds words 28 s + l, s = 0..6, of the next image (stage_rows').
 struct PrefetchRegisters {
   static constexpr int kWarpBytes = 0;
+  static constexpr bool kInterleaved = false;
   const std::uint32_t* pixels;  // 4-byte aligned
   std::uint32_t words[tc::kImageSide / 4];
 
@@ -83,15 +125,15 @@ struct PrefetchRegisters {
     if (lane >= 28) return;
     const std::uint32_t* src = pixels + static_cast<std::size_t>(image) * kImageWords + lane;
 #pragma unroll
-    for (int step = 0; step < tc::kImageSide / 4; ++step) words[step] = __ldcs(src + 28 * step);
+    for (int s = 0; s < tc::kImageSide / 4; ++s) words[s] = __ldcs(src + 28 * s);
   }
-  __device__ __forceinline__ void start(int image, std::uint32_t*, int lane) { issue(image, lane); }
-  __device__ __forceinline__ void stage(int, int next, std::uint32_t* pairs, std::uint32_t*, int lane) {
+  __device__ __forceinline__ void start(const tc::Step& step, std::uint32_t*, int lane) { issue(step.next, lane); }
+  __device__ __forceinline__ void stage(const tc::Step& step, std::uint32_t* pairs, std::uint32_t*, int lane) {
     std::uint32_t current[tc::kImageSide / 4];
 #pragma unroll
-    for (int step = 0; step < tc::kImageSide / 4; ++step) current[step] = words[step];
-    if (next >= 0) issue(next, lane);
-    tc::stage_rows([&](int step) { return tc::pixels_to_float(current[step]); }, pairs, lane);
+    for (int s = 0; s < tc::kImageSide / 4; ++s) current[s] = words[s];
+    if (step.next >= 0) issue(step.next, lane);
+    tc::stage_rows([&](int s) { return tc::pixels_to_float(current[s]); }, pairs, lane);
   }
 };
 
@@ -106,11 +148,11 @@ class ZeroCopyPrefetch final : public TensorCoreLeNet {
   void prepare(const lab04::FoldedLeNet& net, int max_batch) override {
     TensorCoreLeNet::prepare(net, max_batch);
     const char* text = std::getenv("COURSE_LADDER_PREFETCH");
-    const std::string mode = text == nullptr || *text == '\0' ? "async" : text;
-    if (mode != "async" && mode != "registers" && mode != "none")
-      throw course::Error("COURSE_LADDER_PREFETCH must be async, registers or none, got '" + mode + "'");
-    mode_ = mode;
-    const int per_sm = std::min(allow_shared_memory<zc::PrefetchAsync>(), allow_shared_memory<zc::PrefetchRegisters>());
+    mode_ = text == nullptr || *text == '\0' ? "sweep" : text;
+    if (mode_ != "sweep" && mode_ != "block" && mode_ != "warp" && mode_ != "registers" && mode_ != "none")
+      throw course::Error("COURSE_LADDER_PREFETCH must be sweep, block, warp, registers or none, got '" + mode_ + "'");
+    const int per_sm = std::min({allow_shared_memory<zc::PrefetchBlock<true>>(), allow_shared_memory<zc::PrefetchBlock<false>>(),
+                                 allow_shared_memory<zc::PrefetchWarp>(), allow_shared_memory<zc::PrefetchRegisters>()});
     if (per_sm < 1) throw course::Error("rung 21: the kernel does not fit on this GPU (shared memory per block)");
     const auto batch = static_cast<std::size_t>(max_batch);
     pixels_ = course::DeviceBuffer<std::uint8_t>(batch * tc::kImagePixels);
@@ -136,18 +178,32 @@ class ZeroCopyPrefetch final : public TensorCoreLeNet {
       CUDA_CHECK(cudaMemcpyAsync(pixels_.get(), h_pixels, static_cast<std::size_t>(n) * tc::kImagePixels,
                                  cudaMemcpyHostToDevice, stream));
       forward_pixels(pixels_.get(), n, logits_.get(), labels, stream);
-    } else if (mode_ == "async" && reinterpret_cast<std::uintptr_t>(pixels) % alignof(uint4) == 0) {
-      launch(zc::PrefetchAsync{reinterpret_cast<const uint4*>(pixels)}, n, logits_.get(), labels, stream);
-    } else if (mode_ != "none" && reinterpret_cast<std::uintptr_t>(pixels) % alignof(std::uint32_t) == 0) {
-      launch(zc::PrefetchRegisters{reinterpret_cast<const std::uint32_t*>(pixels), {}}, n, logits_.get(), labels, stream);
     } else {
-      forward_pixels(pixels, n, logits_.get(), labels, stream);
+      launch_prefetching(pixels, n, labels, stream);
     }
     CUDA_CHECK(cudaStreamSynchronize(stream));  // the one wait of the call: labels are in host memory
     if (labels_host != h_labels) std::memcpy(h_labels, labels_host, static_cast<std::size_t>(n) * sizeof(int));
   }
 
  private:
+  /// The kernel on the mapped pixels, with the source COURSE_LADDER_PREFETCH asks for, or the
+  /// next one down if the pixels are not aligned enough for it (128, 16, 4 bytes).
+  void launch_prefetching(const std::uint8_t* pixels, int n, int* labels, cudaStream_t stream) {
+    const auto aligned = [pixels](std::uintptr_t bytes) { return reinterpret_cast<std::uintptr_t>(pixels) % bytes == 0; };
+    const auto* pieces = reinterpret_cast<const uint4*>(pixels);
+    const bool block = mode_ == "sweep" || mode_ == "block";
+    if (block && aligned(128) && mode_ == "sweep")
+      launch(zc::PrefetchBlock<true>{pieces}, n, logits_.get(), labels, stream);
+    else if (block && aligned(128))
+      launch(zc::PrefetchBlock<false>{pieces}, n, logits_.get(), labels, stream);
+    else if ((block || mode_ == "warp") && aligned(16))
+      launch(zc::PrefetchWarp{pieces}, n, logits_.get(), labels, stream);
+    else if (mode_ != "none" && aligned(4))
+      launch(zc::PrefetchRegisters{reinterpret_cast<const std::uint32_t*>(pixels), {}}, n, logits_.get(), labels, stream);
+    else
+      forward_pixels(pixels, n, logits_.get(), labels, stream);
+  }
+
   std::string mode_;
   course::DeviceBuffer<std::uint8_t> pixels_;
   course::DeviceBuffer<float> logits_;
