@@ -1,7 +1,7 @@
 // Rung 12's kernel: the whole LeNet for a range of images per block, every layer a GEMM on the
 // tensor cores (mma.sync m16n8k16: FP16 inputs, FP32 accumulation), the convolutions as implicit
 // GEMMs whose A fragments are read straight from the image tile in shared memory. Rung 14 runs the
-// same kernel on uint8 pixels (the Pixel template parameter).
+// same kernel on uint8 pixels, rung 21 on pixels it fetches ahead over PCIe (the Source template parameter).
 // Why it is faster: one mma.sync does 2,048 multiply-adds; a CUDA core does one FMA per instruction.
 //
 // The fragment layouts of m16n8k16 (PTX ISA, "Matrix Fragments for mma.m16n8k16"), per lane with
@@ -288,43 +288,10 @@ __host__ __device__ constexpr int fragment_bytes() {
   return KSTEPS * NTILES * 32 * static_cast<int>(sizeof(uint2));
 }
 
-/// Which images block b classifies, in the order its warps take them (warp w: slots w, w + 8,
-/// w + 16, ...; one step of the block = 8 slots = 8 consecutive images). Contiguous (rung 12):
-/// slot s is image b * per_block + s. Interleaved (rung 21): groups of 8 images dealt round-robin
-/// to the blocks, slot s is image 8 * ((s / 8) * gridDim.x + b) + s % 8, so that at any moment all
-/// blocks read neighbouring bytes. per_block is a multiple of 8 either way.
-template <bool Interleaved>
-struct BlockImages {
-  int first = 0;  ///< contiguous: the block's first image; interleaved: 8 * b
-  int slots = 0;  ///< how many slots hold an image
-
-  __device__ __forceinline__ BlockImages(int n, int per_block) {
-    const int b = static_cast<int>(blockIdx.x);
-    if constexpr (Interleaved) {
-      const int blocks = static_cast<int>(gridDim.x), all_groups = (n + kWarps - 1) / kWarps;
-      const int groups = (all_groups - b + blocks - 1) / blocks;  // groups b, b + blocks, ... < all_groups
-      first = kWarps * b;
-      if (groups > 0) slots = kWarps * (groups - 1) + min(kWarps, n - (*this)(kWarps * (groups - 1)));
-    } else {
-      first = b * per_block;
-      slots = max(0, min(per_block, n - first));
-    }
-  }
-  __device__ __forceinline__ int operator()(int slot) const {
-    if constexpr (Interleaved) return (slot / kWarps) * kWarps * static_cast<int>(gridDim.x) + first + slot % kWarps;
-    return first + slot;
-  }
-  /// Where logit i of the chunk of 32 slots starting at `chunk` goes.
-  __device__ __forceinline__ std::size_t logit(int chunk, int i) const {
-    if constexpr (Interleaved)
-      return static_cast<std::size_t>((*this)(chunk + i / kClasses)) * kClasses + static_cast<std::size_t>(i % kClasses);
-    return static_cast<std::size_t>(first + chunk) * kClasses + static_cast<std::size_t>(i);
-  }
-};
-
 /// One warp's step, for the image source: its image now (-1 in start()) and its next one (-1:
-/// none); warps 0 .. warps_now - 1 of the block have an image in this step and warps 0 ..
-/// warps_next - 1 in the next one (the images of a step are consecutive: image - warp + w).
+/// none, else image + 8); warps 0 .. warps_now - 1 of the block have an image in this step and
+/// warps 0 .. warps_next - 1 in the next one (the 8 images of a step are consecutive: warp w's
+/// is image - warp + w).
 struct Step {
   int image, next, warps_now, warps_next;
 };
@@ -332,13 +299,11 @@ struct Step {
 /// Where the kernel gets its images. start(step, own, lane) is called once per warp with its first
 /// image as step.next before anything else; stage(step, pairs, own, lane) puts step.image into the
 /// warp's pair buffer. `own`: kWarpBytes of shared memory per warp for the source alone, after
-/// SharedTiles; kInterleaved: the order of BlockImages. This source reads each image as it stages
-/// it: float images in [0,1] (rung 12), or uint8 pixels (rung 14: no conversion pass). Rung 21's
-/// sources load the next image while the warp computes this one.
+/// SharedTiles. This source reads each image as it stages it: float images in [0,1] (rung 12), or
+/// uint8 pixels (rung 14: no conversion pass). Rung 21's load the next step while the warps compute.
 template <typename Pixel>
 struct ImagesIn {
   static constexpr int kWarpBytes = 0;
-  static constexpr bool kInterleaved = false;
   const Pixel* images;
   __device__ __forceinline__ void start(const Step&, std::uint32_t*, int) {}
   __device__ __forceinline__ void stage(const Step& step, std::uint32_t* pairs, std::uint32_t*, int lane) {
@@ -354,24 +319,27 @@ constexpr int shared_bytes() {
 
 /// The whole network. Block b classifies images [b * per_block, min(n, (b + 1) * per_block)) in
 /// chunks of up to 32: each warp runs the convolutions of every 8th image of the chunk, then all
-/// warps share the three fully connected layers of the chunk (BlockImages: which images, in which
-/// order; a block's range in rung 12). Source: ImagesIn<float or uint8> or rung 21's.
+/// warps share the three fully connected layers of the chunk. So warp w's images are
+/// b * per_block + w + 8j, in that order (per_block is a multiple of 8). Source: where the images
+/// come from, ImagesIn<float or uint8> or rung 21's prefetching ones.
 template <typename Source>
 __global__ void __launch_bounds__(kThreads, 2)
     lenet_tensor_cores(Source source, int n, int per_block, Weights weights, float* __restrict__ logits,
                        int* __restrict__ labels) {
   extern __shared__ uint4 shared_raw[];
   SharedTiles& tiles = *reinterpret_cast<SharedTiles*>(shared_raw);
-  const int lane = static_cast<int>(threadIdx.x) % 32, warp = static_cast<int>(threadIdx.x) / 32;
-  const int g = lane / 4, t = lane % 4;
-  const BlockImages<Source::kInterleaved> images(n, per_block);
-  const int slots = images.slots;
-  std::uint32_t* own = reinterpret_cast<std::uint32_t*>(&tiles + 1) + warp * (Source::kWarpBytes / 4);
-  if (warp < slots) source.start(Step{-1, images(warp), 0, min(kWarps, slots)}, own, lane);
   // All zero first: the pair buffers' padding and the padded columns of the fc tiles are never
   // written again, and rows of a partial chunk (never written) must hold finite numbers.
   for (int i = static_cast<int>(threadIdx.x); i < static_cast<int>(sizeof(SharedTiles) / sizeof(uint4)); i += kThreads)
     shared_raw[i] = make_uint4(0u, 0u, 0u, 0u);
+  const int lane = static_cast<int>(threadIdx.x) % 32, warp = static_cast<int>(threadIdx.x) / 32;
+  const int g = lane / 4, t = lane % 4;
+  const int first = static_cast<int>(blockIdx.x) * per_block;
+  const int end = min(n, first + per_block);
+  std::uint32_t* own = reinterpret_cast<std::uint32_t*>(&tiles + 1) + warp * (Source::kWarpBytes / 4);
+  // (Before the zeroing, the first reads would leave < 1 us earlier, but rung 12's register
+  // allocation would change: lecture 04a quotes its ptxas report.)
+  if (first + warp < end) source.start(Step{-1, first + warp, 0, min(kWarps, end - first)}, own, lane);
 
   // The conv weights and biases this lane needs, kept in registers for the whole kernel.
   const uint2 conv1_b[kConv1KSteps] = {__ldg(weights.conv1 + lane), __ldg(weights.conv1 + 32 + lane)};
@@ -385,12 +353,12 @@ __global__ void __launch_bounds__(kThreads, 2)
   prefetch_to_l2(weights.fc3, fragment_bytes<kFc3KSteps, kFc3NTiles>());
   __syncthreads();
 
-  for (int chunk = 0; chunk < slots; chunk += kChunk) {
-    const int count = min(kChunk, slots - chunk);
+  for (int chunk = first; chunk < end; chunk += kChunk) {
+    const int count = min(kChunk, end - chunk);
     for (int i = warp; i < count; i += kWarps) {
-      const int slot = chunk + i, step_first = slot - warp;
-      const Step step{images(slot), slot + kWarps < slots ? images(slot + kWarps) : -1, min(kWarps, slots - step_first),
-                      max(0, min(kWarps, slots - step_first - kWarps))};
+      const int image = chunk + i, step_first = image - warp;
+      const Step step{image, image + kWarps < end ? image + kWarps : -1, min(kWarps, end - step_first),
+                      max(0, min(kWarps, end - step_first - kWarps))};
       source.stage(step, scratch.pairs, own, lane);
       __syncwarp();  // pairs written -> conv1 reads them; also: conv2 of the last image done with pool1
       conv1_relu_pool(scratch.pairs, scratch.pool1, conv1_b, conv1_bias_lo, conv1_bias_hi, g, t);
@@ -424,13 +392,13 @@ __global__ void __launch_bounds__(kThreads, 2)
 
     // Logits out coalesced, then one thread per image for the argmax (lowest index wins a tie).
     for (int i = static_cast<int>(threadIdx.x); i < count * kClasses; i += kThreads)
-      logits[images.logit(chunk, i)] = tiles.logits[i];
+      logits[static_cast<std::size_t>(chunk) * kClasses + i] = tiles.logits[i];
     if (static_cast<int>(threadIdx.x) < count) {
       const float* row = tiles.logits + threadIdx.x * kClasses;
       int best = 0;
       for (int c = 1; c < kClasses; ++c)
         if (row[c] > row[best]) best = c;
-      labels[images(chunk + static_cast<int>(threadIdx.x))] = best;
+      labels[chunk + static_cast<int>(threadIdx.x)] = best;
     }
     // The next chunk rewrites pool2 (fc1 is done with it) and the logits tile only after three
     // more __syncthreads, so no barrier is needed here.
