@@ -27,6 +27,8 @@
 // Tried and kept as a knob: the kernel reading the pinned pixels itself over PCIe (zero copy, one
 // launch, no chunks): 0.239 ms. The bus delivers (a plain coalesced read kernel: 49.5 GB/s), but
 // rung 12's kernel stages one image per warp at a time, so each warp waits a PCIe round trip per image.
+// (Rung 21 found the real cause: each image's 784 bytes straddle 128-byte lines shared with its
+// neighbours, so the reads are partial lines and get ~40 GB/s; whole lines, a step ahead: 0.198 ms.)
 //
 // Knobs, for measuring (read by prepare()):
 //   COURSE_LADDER_HOST_PATH=copies|zerocopy    chunked copies (default) / the kernel reads host memory

@@ -1,20 +1,21 @@
 // Rung 21: pinned host pixels to host labels with no copy at all -- one launch of rung 12's kernel
 // that reads the pixels over PCIe itself, each block fetching its next 8 images (6,272 bytes,
 // whole 128-byte lines) while it computes the current 8, and writes the labels straight into the
-// caller's pinned buffer. 0.198 ms against rung 20's 0.206 and rung 14's 0.212 (H100, same call).
-// The 0.18 ms target is NOT met: ~30 us of fixed cost remain (lecture 07, section 15h).
+// caller's pinned buffer. 0.197-0.203 ms against rung 20's 0.206-0.208 and rung 14's 0.210-0.214
+// (H100, same call). The 0.18 ms target is NOT met: ~30 us of fixed cost remain (lecture 07, 15h).
 //
 // Why (lecture 07, 15g): one pinned copy of the 7.84 MB takes 0.153 ms, and a plain coalesced
 // kernel reading the same bytes over PCIe gets 49.5 GB/s, almost the copy engine's 51. Rung 20's
 // chunked copies cannot get near that (every chunk boundary costs, and the last chunk still needs
 // a whole kernel after its last byte). Zero copy with rung 12's kernel as it is took 0.23 ms, and
 // the first guess -- each warp waits a PCIe round trip per image -- was wrong: prefetching per
-// warp changed nothing. What mattered was the shape of the reads. An image is 784 bytes and starts
-// on a 16-byte boundary, so a warp reading one image touches 7 lines of 128 bytes of which 2 are
-// shared with the neighbouring images, read by other warps at other times: partial lines, and
-// the bus delivered ~40 GB/s (the slope over batch sizes). 8 consecutive images are exactly 49
-// lines, so a block that reads its next 8 images as one aligned 6,272-byte group, every warp
-// instruction 512 whole bytes, gets ~48 GB/s.
+// warp changed nothing (with ~2,000 warps, 1.5 MB are in flight either way). What mattered was the
+// shape of the reads. An image is 784 bytes and starts on a 16-byte boundary, so a warp reading
+// one image touches 7 lines of 128 bytes, 2 of them shared with the neighbouring images, which
+// other warps read at other times: partial lines, and the bus delivered ~40 GB/s to that kernel
+// (the slope over batch sizes, an earlier call). 8 consecutive images are exactly 49 lines, so a
+// block that reads its next 8 images as one aligned 6,272-byte group, every warp instruction 512
+// whole bytes, gets ~47 GB/s.
 //
 // How: PrefetchBlock below. The threads of the step's warps cp.async 16-byte pieces of the next
 // step into the block's 8 image slots (784 bytes a warp, after rung 12's shared tiles; still 2
@@ -22,20 +23,23 @@
 // two named barriers per step (pieces landed; slots read). The kernel is rung 12's, taking its
 // images from a Source (12_tensor_cores_kernels.cuh): 250 blocks of 40 images, ~1.5 MB in flight.
 //
-// Measured on an H100 SXM (PCIe 5 x16), 10,000 images, median ms, each a separate process in one
-// call, three rounds (run to run about +-0.004 ms):
-//   rung 21 (block groups)                              0.197 0.204 0.199
-//   the same groups, dealt round-robin to the blocks    0.200 0.198 0.198  (all blocks reading
-//     neighbouring bytes at any moment: no better, so page locality is not it; not kept)
-//   per warp, its next image by cp.async (warp)         0.230 0.227 0.228
-//   per warp, its next image in registers (spills)      0.228 0.226 0.227  (not kept)
-//   no prefetch: rung 20's zero-copy path (none)        0.236 0.227 0.232
-//   rung 20 0.207 0.204 0.206; rung 14 0.213 0.212 0.211
-// Host mode over batch sizes (the same call): 1,000 0.046, 2,500 0.075, 5,000 0.117, 7,500 0.154,
-// 10,000 0.199 ms: ~16.5 us per 1,000 images (47.6 GB/s) plus ~30 us whatever the batch (one
-// image: 0.029 ms) -- the launch, the host's calls, the PCIe round trip of the first step and the
-// last step's whole chain (conv, then the chunk's three fully connected layers) after its bytes.
-// Floors, same call: one 7.84 MB pinned copy 0.152 ms (51.4 GB/s), a plain zero-copy read 0.158 ms.
+// Measured on an H100 SXM (PCIe 5 x16; bench/results/lab07_zero_copy_h100_80gb_hbm3.txt), 10,000
+// images, median ms, each a separate process in one call, three rounds (run to run about +-0.004
+// ms; the first round checked against the golden network):
+//   rung 21 (block groups)                              0.197 0.203 0.198  (0.201 in the 4-rung check run)
+//   per warp, its next image by cp.async (warp)         0.227 0.226 0.227
+//   no prefetch: rung 20's zero-copy path (none)        0.226 0.234 0.231
+//   rung 20 0.207 0.206 0.206 (0.208); rung 14 0.214 0.212 0.210 (0.210)
+// An earlier call, not kept: the same groups dealt round-robin to the blocks (so that all blocks
+// read neighbouring bytes at any moment) 0.200 0.198 0.198 against 0.197 0.204 0.199 for these --
+// not page locality, then; each warp's next image in registers (rung 12's kernel is at 128
+// registers: spills) 0.228 0.226 0.227, like the per-warp cp.async.
+// Over batch sizes (host mode, same call): 1 0.029, 100 0.031, 1,000 0.046, 2,500 0.075, 5,000
+// 0.115, 7,500 0.154, 10,000 0.198 ms: ~16.7 us per 1,000 images (47 GB/s) plus ~30 us whatever
+// the batch -- the launch, the host's calls, the PCIe round trip of the first step and the last
+// step's whole chain after its bytes (conv, then the chunk's three fully connected layers).
+// Floors, same call: one 7.84 MB pinned copy 0.152 ms (51.6 GB/s), a plain zero-copy read 0.158 ms
+// (49.7 GB/s), an empty kernel 3.0 us. Device-resident forward() (rung 12's) 0.0870 ms, rung 12 0.0866.
 //
 // Knob, for measuring (read by prepare()): COURSE_LADDER_PREFETCH=
 //   block  (default) the block's next 8 images as one aligned group, as above
