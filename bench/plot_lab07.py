@@ -62,10 +62,12 @@ WHAT_CHANGED = {
     18: "Hopper's `wgmma`: convolutions as warpgroup MMAs on shared-memory tiles, bulk copies",
     19: "rung 13's cluster with its exchanges as `st.async` counted by mbarriers (latency)",
     20: "rung 14 with labels written by the kernels and chunk kernels on two streams (host mode)",
+    21: "no copies: rung 12's kernel reads the pinned pixels over PCIe, a step ahead (host mode)",
 }
 # Rungs that compute on tensor cores, and in what: their "% of FP32 peak" would compare apples with
 # pears. (Rung 16 is checked as an FP32 rung, but its arithmetic is the tensor cores'.)
-TENSOR_CORE_ARITHMETIC = {12: "FP16", 14: "FP16", 15: "TF32", 16: "3xTF32", 18: "FP16", 20: "FP16"}
+TENSOR_CORE_ARITHMETIC = {12: "FP16", 14: "FP16", 15: "TF32", 16: "3xTF32", 18: "FP16", 20: "FP16",
+                          21: "FP16"}
 
 HALO = ' stroke="#ffffff" stroke-width="3" paint-order="stroke"'  # keeps a label readable over a line
 
@@ -171,7 +173,7 @@ def cpu_rows(rows):
 
 def reduced_precision(row):
     """A ladder rung on tensor cores (TENSOR_CORE_ARITHMETIC: its name need not say so, e.g. 18
-    wgmma, 20 host_pipeline_fast); every other pipeline in the CSV computes in FP32."""
+    wgmma, 20 host_pipeline_fast, 21 zero_copy_prefetch); every other pipeline in the CSV computes in FP32."""
     return row.source == "ladder" and row.version in TENSOR_CORE_ARITHMETIC
 
 

@@ -21,6 +21,7 @@
 #include "course/device_buffer.hpp"
 #include "course/error.hpp"
 #include "course/lenet.hpp"
+#include "cuda_owners.cuh"
 #include "labs/lab07_optimized_cuda.hpp"
 #include "ladder.hpp"
 
@@ -52,34 +53,6 @@ __global__ void pixels_to_float(const uchar4* __restrict__ pixels, float4* __res
   const uchar4 p = pixels[i];
   images[i] = make_float4(static_cast<float>(p.x) / 255.0f, static_cast<float>(p.y) / 255.0f,
                           static_cast<float>(p.z) / 255.0f, static_cast<float>(p.w) / 255.0f);
-}
-
-// RAII owners, so that an exception in prepare() leaks nothing.
-struct StreamDeleter {
-  void operator()(cudaStream_t s) const { cudaStreamDestroy(s); }
-};
-struct EventDeleter {
-  void operator()(cudaEvent_t e) const { cudaEventDestroy(e); }
-};
-struct PinnedDeleter {
-  void operator()(void* p) const { cudaFreeHost(p); }
-};
-using Stream = std::unique_ptr<CUstream_st, StreamDeleter>;
-using Event = std::unique_ptr<CUevent_st, EventDeleter>;
-
-/// A stream that never waits for the legacy default stream (nor it for us): with a blocking stream
-/// every launch on stream 0 would serialise against our copies and the overlap would be gone.
-Stream make_stream() {
-  cudaStream_t s = nullptr;
-  CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  return Stream(s);
-}
-
-/// Events used only for ordering skip the timestamp, which makes recording them cheaper.
-Event make_event() {
-  cudaEvent_t e = nullptr;
-  CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-  return Event(e);
 }
 
 /// COURSE_LADDER_CHUNKS=N forces N chunks (at most one per image), to measure the trade-off; 0 = unset.
@@ -163,9 +136,7 @@ class PinnedStreams : public ladder::Rung {
     if constexpr (!Net::kReadsPixels) images_ = course::DeviceBuffer<float>(batch * kPixels);
     logits_ = course::DeviceBuffer<float>(batch * kClasses);
     labels_ = course::DeviceBuffer<int>(batch);
-    void* pinned = nullptr;
-    CUDA_CHECK(cudaMallocHost(&pinned, batch * sizeof(int)));
-    host_labels_.reset(static_cast<int*>(pinned));
+    host_labels_ = make_pinned<int>(batch);
     upload_ = make_stream();
     download_ = make_stream();
     forked_ = make_event();

@@ -66,29 +66,20 @@ class TensorCoreLeNet : public ladder::Rung {
     fc2_bias_ = course::DeviceBuffer<float>(tc::padded_bias(net.fc2_bias, 8 * tc::kFc2NTiles));
     fc3_bias_ = course::DeviceBuffer<float>(tc::padded_bias(net.fc3_bias, 8 * tc::kFc3NTiles));
 
-    // ~97 KB of shared memory per block: above the 48 KB default, so it has to be asked for.
-    const int shared_bytes = static_cast<int>(sizeof(tc::SharedTiles));
-    CUDA_CHECK(cudaFuncSetAttribute(tc::lenet_tensor_cores<float>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    shared_bytes));
-    CUDA_CHECK(cudaFuncSetAttribute(tc::lenet_tensor_cores<std::uint8_t>,
-                                    cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes));
-    int device = 0, sms = 0, per_sm = 0, per_sm_pixels = 0;
+    int device = 0, sms = 0;
     CUDA_CHECK(cudaGetDevice(&device));
     CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, tc::lenet_tensor_cores<float>, tc::kThreads,
-                                                             sizeof(tc::SharedTiles)));
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm_pixels, tc::lenet_tensor_cores<std::uint8_t>,
-                                                             tc::kThreads, sizeof(tc::SharedTiles)));
-    per_sm = std::min(per_sm, per_sm_pixels);
+    const int per_sm = std::min(allow_shared_memory<tc::ImagesIn<float>>(), allow_shared_memory<tc::ImagesIn<std::uint8_t>>());
     if (per_sm < 1) throw course::Error("rung 12: the kernel does not fit on this GPU (shared memory per block)");
     resident_blocks_ = sms * per_sm;
     max_batch_ = max_batch;
   }
 
   void forward(const float* d_images, int n, float* d_logits, int* d_labels, cudaStream_t stream) override {
+    if (d_images == nullptr) throw course::Error("rung 12: forward() got a null device pointer");
     if (reinterpret_cast<std::uintptr_t>(d_images) % alignof(float4) != 0)
       throw course::Error("rung 12: d_images must be 16-byte aligned (the kernel reads float4)");
-    launch(d_images, n, d_logits, d_labels, stream);
+    launch(tc::ImagesIn<float>{d_images}, n, d_logits, d_labels, stream);
   }
 
   /// The same network on uint8 pixels [n,28,28] (0..255) in device memory: the kernel divides by
@@ -96,24 +87,32 @@ class TensorCoreLeNet : public ladder::Rung {
   /// Same results as forward() on float(pixel) / 255.0f. For host pipelines (rung 14).
   static constexpr bool kReadsPixels = true;
   void forward_pixels(const std::uint8_t* d_pixels, int n, float* d_logits, int* d_labels, cudaStream_t stream) {
+    if (d_pixels == nullptr) throw course::Error("rung 12: forward() got a null device pointer");
     if (reinterpret_cast<std::uintptr_t>(d_pixels) % alignof(uchar4) != 0)
-      throw course::Error("rung 12: d_pixels must be 4-byte aligned (the kernel reads uchar4)");
-    launch(d_pixels, n, d_logits, d_labels, stream);
+      throw course::Error("rung 12: d_pixels must be 4-byte aligned (the kernel reads 4 pixels as one 32-bit word)");
+    launch(tc::ImagesIn<std::uint8_t>{d_pixels}, n, d_logits, d_labels, stream);
   }
 
   int max_batch() const { return max_batch_; }
   bool reduced_precision() const override { return true; }
 
- private:
-  course::DeviceBuffer<uint2> conv1_, conv2_, fc1_, fc2_, fc3_;
-  course::DeviceBuffer<float> conv1_bias_, conv2_bias_, fc1_bias_, fc2_bias_, fc3_bias_;
-  int resident_blocks_ = 0;
-  int max_batch_ = 0;
+ protected:
+  /// The kernel for images from `Source` uses ~97 KB of shared memory per block or more (above the
+  /// 48 KB default, so it has to be asked for, once per Source); returns how many blocks fit on an SM.
+  template <typename Source>
+  static int allow_shared_memory() {
+    CUDA_CHECK(cudaFuncSetAttribute(tc::lenet_tensor_cores<Source>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    tc::shared_bytes<Source>()));
+    int per_sm = 0;
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, tc::lenet_tensor_cores<Source>, tc::kThreads,
+                                                             tc::shared_bytes<Source>()));
+    return per_sm;
+  }
 
-  template <typename Pixel>
-  void launch(const Pixel* d_images, int n, float* d_logits, int* d_labels, cudaStream_t stream) {
-    if (d_images == nullptr || d_logits == nullptr || d_labels == nullptr)
-      throw course::Error("rung 12: forward() got a null device pointer");
+  /// One launch over n images from `source` (allow_shared_memory<Source>() called before).
+  template <typename Source>
+  void launch(Source source, int n, float* d_logits, int* d_labels, cudaStream_t stream) {
+    if (d_logits == nullptr || d_labels == nullptr) throw course::Error("rung 12: forward() got a null device pointer");
     if (n < 1 || n > max_batch_)
       throw course::Error("rung 12: n must be in [1, " + std::to_string(max_batch_) + "], got " + std::to_string(n));
     // One wave of resident blocks, each a contiguous range of images; ranges are a multiple of 8
@@ -122,10 +121,16 @@ class TensorCoreLeNet : public ladder::Rung {
     const int blocks = (n + per_block - 1) / per_block;
     const tc::Weights weights{conv1_.get(), conv1_bias_.get(), conv2_.get(), conv2_bias_.get(), fc1_.get(),
                               fc1_bias_.get(), fc2_.get(),  fc2_bias_.get(),   fc3_.get(),  fc3_bias_.get()};
-    tc::lenet_tensor_cores<Pixel><<<blocks, tc::kThreads, sizeof(tc::SharedTiles), stream>>>(d_images, n, per_block,
-                                                                                             weights, d_logits, d_labels);
+    tc::lenet_tensor_cores<Source><<<blocks, tc::kThreads, tc::shared_bytes<Source>(), stream>>>(source, n, per_block,
+                                                                                               weights, d_logits, d_labels);
     CUDA_CHECK_LAST_LAUNCH();
   }
+
+ private:
+  course::DeviceBuffer<uint2> conv1_, conv2_, fc1_, fc2_, fc3_;
+  course::DeviceBuffer<float> conv1_bias_, conv2_bias_, fc1_bias_, fc2_bias_, fc3_bias_;
+  int resident_blocks_ = 0;
+  int max_batch_ = 0;
 };
 
 }  // namespace

@@ -1,7 +1,7 @@
 // Rung 12's kernel: the whole LeNet for a range of images per block, every layer a GEMM on the
 // tensor cores (mma.sync m16n8k16: FP16 inputs, FP32 accumulation), the convolutions as implicit
 // GEMMs whose A fragments are read straight from the image tile in shared memory. Rung 14 runs the
-// same kernel on uint8 pixels (the Pixel template parameter).
+// same kernel on uint8 pixels, rung 21 on pixels it fetches ahead over PCIe (the Source template parameter).
 // Why it is faster: one mma.sync does 2,048 multiply-adds; a CUDA core does one FMA per instruction.
 //
 // The fragment layouts of m16n8k16 (PTX ISA, "Matrix Fragments for mma.m16n8k16"), per lane with
@@ -107,22 +107,26 @@ __device__ __forceinline__ float relu(float x) { return fmaxf(x, 0.0f); }
 __device__ __forceinline__ float4 load_four(const float* row, int quad) {
   return __ldcs(reinterpret_cast<const float4*>(row) + quad);
 }
+/// Four uint8 pixels (one 32-bit word, lowest byte first) as floats in [0,1].
+__device__ __forceinline__ float4 pixels_to_float(std::uint32_t four) {
+  return make_float4(static_cast<float>(four & 0xFFu) / 255.0f, static_cast<float>((four >> 8) & 0xFFu) / 255.0f,
+                     static_cast<float>((four >> 16) & 0xFFu) / 255.0f, static_cast<float>(four >> 24) / 255.0f);
+}
 __device__ __forceinline__ float4 load_four(const std::uint8_t* row, int quad) {
-  const uchar4 p = __ldcs(reinterpret_cast<const uchar4*>(row) + quad);
-  return make_float4(static_cast<float>(p.x) / 255.0f, static_cast<float>(p.y) / 255.0f,
-                     static_cast<float>(p.z) / 255.0f, static_cast<float>(p.w) / 255.0f);
+  return pixels_to_float(__ldcs(reinterpret_cast<const unsigned int*>(row) + quad));
 }
 
-/// One image from global memory (float, or uint8 pixels) into the warp's pair buffer (its zero
-/// border was written once). Lanes 0..27 each take 4 pixels of rows 4*it .. 4*it+3: 28 rows x 7.
-template <typename Pixel>
-__device__ __forceinline__ void stage_image(const Pixel* image, std::uint32_t* pairs, int lane) {
+/// One image into the warp's pair buffer (its zero border was written once). Lanes 0..27 each take
+/// 4 pixels of rows 4*step .. 4*step+3 (28 rows x 7 quads): four(step) gives this lane's four,
+/// pixels 4 * (28 * step + lane) .. +3 of the image (row 4 * step + lane / 7, quad lane % 7).
+template <typename FourPixels>
+__device__ __forceinline__ void stage_rows(FourPixels four, std::uint32_t* pairs, int lane) {
   const int row_in_step = lane / 7, quad = lane % 7;
 #pragma unroll
   for (int step = 0; step < kImageSide / 4; ++step) {
     const int y = 4 * step + row_in_step;
     float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    if (lane < 28) v = load_four(image + y * kImageSide, quad);
+    if (lane < 28) v = four(step);
     // The last pair of this float4 needs the next pixel: the first one of the next lane's float4.
     float next = __shfl_down_sync(0xffffffffu, v.x, 1);
     if (quad == 6) next = 0.0f;  // column 28 is padding
@@ -135,6 +139,13 @@ __device__ __forceinline__ void stage_image(const Pixel* image, std::uint32_t* p
       if (quad == 0) dst[-1] = pack_half2(0.0f, v.x);  // the pair that starts in the left padding
     }
   }
+}
+
+/// One image from global memory (float, or uint8 pixels), read as it is staged.
+template <typename Pixel>
+__device__ __forceinline__ void stage_image(const Pixel* image, std::uint32_t* pairs, int lane) {
+  const int row_in_step = lane / 7, quad = lane % 7;
+  stage_rows([&](int step) { return load_four(image + (4 * step + row_in_step) * kImageSide, quad); }, pairs, lane);
 }
 
 /// conv1 (5x5, pad 2) + bias + ReLU + 2x2 max-pool for one image: pairs -> pool1.
@@ -277,23 +288,59 @@ __host__ __device__ constexpr int fragment_bytes() {
   return KSTEPS * NTILES * 32 * static_cast<int>(sizeof(uint2));
 }
 
+/// One warp's step, for the image source: its image now (-1 in start()) and its next one (-1:
+/// none, else image + 8); warps 0 .. warps_now - 1 of the block have an image in this step and
+/// warps 0 .. warps_next - 1 in the next one (the 8 images of a step are consecutive: warp w's
+/// is image - warp + w).
+struct Step {
+  int image, next, warps_now, warps_next;
+};
+
+/// Where the kernel gets its images. start(step, own, lane) is called once per warp with its first
+/// image as step.next before anything else; stage(step, pairs, own, lane) puts step.image into the
+/// warp's pair buffer. `own`: kWarpBytes of shared memory per warp for the source alone, after
+/// SharedTiles. This source reads each image as it stages it: float images in [0,1] (rung 12), or
+/// uint8 pixels (rung 14: no conversion pass). Rung 21's load the next step while the warps compute.
+template <typename Pixel>
+struct ImagesIn {
+  static constexpr int kWarpBytes = 0;
+  const Pixel* images;
+  __device__ __forceinline__ void start(const Step&, std::uint32_t*, int) {}
+  __device__ __forceinline__ void stage(const Step& step, std::uint32_t* pairs, std::uint32_t*, int lane) {
+    stage_image(images + static_cast<std::size_t>(step.image) * kImagePixels, pairs, lane);
+  }
+};
+
+/// Dynamic shared memory of the kernel below with images from `Source`.
+template <typename Source>
+constexpr int shared_bytes() {
+  return static_cast<int>(sizeof(SharedTiles)) + kWarps * Source::kWarpBytes;
+}
+
 /// The whole network. Block b classifies images [b * per_block, min(n, (b + 1) * per_block)) in
 /// chunks of up to 32: each warp runs the convolutions of every 8th image of the chunk, then all
-/// warps share the three fully connected layers of the chunk. Pixel: float images in [0,1]
-/// (rung 12), or the uint8 pixels straight from the host (rung 14: no conversion pass).
-template <typename Pixel>
+/// warps share the three fully connected layers of the chunk. So warp w's images are
+/// b * per_block + w + 8j, in that order (per_block is a multiple of 8). Source: where the images
+/// come from, ImagesIn<float or uint8> or rung 21's prefetching ones.
+template <typename Source>
 __global__ void __launch_bounds__(kThreads, 2)
-    lenet_tensor_cores(const Pixel* __restrict__ images, int n, int per_block, Weights weights,
-                       float* __restrict__ logits, int* __restrict__ labels) {
+    lenet_tensor_cores(Source source, int n, int per_block, Weights weights, float* __restrict__ logits,
+                       int* __restrict__ labels) {
   extern __shared__ uint4 shared_raw[];
   SharedTiles& tiles = *reinterpret_cast<SharedTiles*>(shared_raw);
   // All zero first: the pair buffers' padding and the padded columns of the fc tiles are never
   // written again, and rows of a partial chunk (never written) must hold finite numbers.
   for (int i = static_cast<int>(threadIdx.x); i < static_cast<int>(sizeof(SharedTiles) / sizeof(uint4)); i += kThreads)
     shared_raw[i] = make_uint4(0u, 0u, 0u, 0u);
-
   const int lane = static_cast<int>(threadIdx.x) % 32, warp = static_cast<int>(threadIdx.x) / 32;
   const int g = lane / 4, t = lane % 4;
+  const int first = static_cast<int>(blockIdx.x) * per_block;
+  const int end = min(n, first + per_block);
+  std::uint32_t* own = reinterpret_cast<std::uint32_t*>(&tiles + 1) + warp * (Source::kWarpBytes / 4);
+  // (Before the zeroing, the first reads would leave < 1 us earlier, but rung 12's register
+  // allocation would change: lecture 04a quotes its ptxas report.)
+  if (first + warp < end) source.start(Step{-1, first + warp, 0, min(kWarps, end - first)}, own, lane);
+
   // The conv weights and biases this lane needs, kept in registers for the whole kernel.
   const uint2 conv1_b[kConv1KSteps] = {__ldg(weights.conv1 + lane), __ldg(weights.conv1 + 32 + lane)};
   const float conv1_bias_lo = weights.conv1_bias[2 * t], conv1_bias_hi = weights.conv1_bias[2 * t + 1];
@@ -306,12 +353,13 @@ __global__ void __launch_bounds__(kThreads, 2)
   prefetch_to_l2(weights.fc3, fragment_bytes<kFc3KSteps, kFc3NTiles>());
   __syncthreads();
 
-  const int first = static_cast<int>(blockIdx.x) * per_block;
-  const int end = min(n, first + per_block);
   for (int chunk = first; chunk < end; chunk += kChunk) {
     const int count = min(kChunk, end - chunk);
     for (int i = warp; i < count; i += kWarps) {
-      stage_image(images + static_cast<std::size_t>(chunk + i) * kImagePixels, scratch.pairs, lane);
+      const int image = chunk + i, step_first = image - warp;
+      const Step step{image, image + kWarps < end ? image + kWarps : -1, min(kWarps, end - step_first),
+                      max(0, min(kWarps, end - step_first - kWarps))};
+      source.stage(step, scratch.pairs, own, lane);
       __syncwarp();  // pairs written -> conv1 reads them; also: conv2 of the last image done with pool1
       conv1_relu_pool(scratch.pairs, scratch.pool1, conv1_b, conv1_bias_lo, conv1_bias_hi, g, t);
       __syncwarp();  // pool1 written -> conv2 reads it; also: conv1 done with pairs before the next image

@@ -27,6 +27,8 @@
 // Tried and kept as a knob: the kernel reading the pinned pixels itself over PCIe (zero copy, one
 // launch, no chunks): 0.239 ms. The bus delivers (a plain coalesced read kernel: 49.5 GB/s), but
 // rung 12's kernel stages one image per warp at a time, so each warp waits a PCIe round trip per image.
+// (Rung 21 found the real cause: each image's 784 bytes straddle 128-byte lines shared with its
+// neighbours, so the reads are partial lines and get ~40 GB/s; whole lines, a step ahead: 0.198 ms.)
 //
 // Knobs, for measuring (read by prepare()):
 //   COURSE_LADDER_HOST_PATH=copies|zerocopy    chunked copies (default) / the kernel reads host memory
@@ -58,6 +60,7 @@
 #include "course/cuda_check.hpp"
 #include "course/device_buffer.hpp"
 #include "course/error.hpp"
+#include "cuda_owners.cuh"
 #include "ladder.hpp"
 
 namespace {
@@ -71,40 +74,6 @@ const char* const kComputeLanes[kMaxComputeStreams] = {"compute", "compute 2", "
 std::string env_or(const char* name, const std::string& fallback) {
   const char* text = std::getenv(name);
   return text == nullptr || *text == '\0' ? fallback : std::string(text);
-}
-
-struct StreamDeleter {
-  void operator()(cudaStream_t s) const { cudaStreamDestroy(s); }
-};
-struct EventDeleter {
-  void operator()(cudaEvent_t e) const { cudaEventDestroy(e); }
-};
-struct PinnedDeleter {
-  void operator()(void* p) const { cudaFreeHost(p); }
-};
-using Stream = std::unique_ptr<CUstream_st, StreamDeleter>;
-using Event = std::unique_ptr<CUevent_st, EventDeleter>;
-
-Stream make_stream() {
-  cudaStream_t s = nullptr;
-  CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  return Stream(s);
-}
-Event make_event(bool timing) {
-  cudaEvent_t e = nullptr;
-  CUDA_CHECK(cudaEventCreateWithFlags(&e, timing ? cudaEventDefault : cudaEventDisableTiming));
-  return Event(e);
-}
-
-/// The GPU's address of a pinned, mapped host buffer; nullptr for pageable memory (never read that from a kernel).
-template <typename T>
-T* mapped(T* host) {
-  cudaPointerAttributes a{};
-  if (cudaPointerGetAttributes(&a, host) != cudaSuccess || a.type != cudaMemoryTypeHost || a.devicePointer == nullptr) {
-    (void)cudaGetLastError();
-    return nullptr;
-  }
-  return static_cast<T*>(a.devicePointer);
 }
 
 /// Chunk c is images [bounds[c], bounds[c + 1]); each chunk `growth` times the one before.
@@ -236,9 +205,7 @@ class HostPipelineFast final : public ladder::Rung {
     pixels_ = course::DeviceBuffer<std::uint8_t>(batch * kPixels);
     logits_ = course::DeviceBuffer<float>(batch * kClasses);
     labels_ = course::DeviceBuffer<int>(batch);
-    void* pinned = nullptr;
-    CUDA_CHECK(cudaMallocHost(&pinned, batch * sizeof(int)));
-    host_labels_.reset(static_cast<int*>(pinned));
+    host_labels_ = make_pinned<int>(batch);
     upload_ = make_stream();
     download_ = make_stream();
     forked_ = make_event(false);
