@@ -30,6 +30,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <vector>
@@ -113,11 +114,14 @@ class WgmmaLeNet final : public ladder::Rung {
     fc3_bias_ = course::DeviceBuffer<float>(tc::padded_bias(net.fc3_bias, 8 * tc::kFc3NTiles));
 
     const int shared_bytes = static_cast<int>(sizeof(wg::Tiles));
-    CUDA_CHECK(cudaFuncSetAttribute(wg::lenet_wgmma, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes));
+    CUDA_CHECK(cudaFuncSetAttribute(wg::lenet_wgmma<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes));
+    CUDA_CHECK(cudaFuncSetAttribute(wg::lenet_wgmma<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes));
+    const char* loads = std::getenv("COURSE_LADDER_WGMMA_FC_LOADS");
+    ldmatrix_ = loads == nullptr || std::string(loads) != "lds";
     int device = 0, sms = 0, per_sm = 0;
     CUDA_CHECK(cudaGetDevice(&device));
     CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, wg::lenet_wgmma, wg::kThreads, shared_bytes));
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, wg::lenet_wgmma<true>, wg::kThreads, shared_bytes));
     if (per_sm < 1) throw course::Error("rung 18: the kernel does not fit on this GPU (shared memory per block)");
     resident_blocks_ = sms * per_sm;
     max_batch_ = max_batch;
@@ -137,8 +141,12 @@ class WgmmaLeNet final : public ladder::Rung {
     const int blocks = (n + per_block - 1) / per_block;
     const tc::Weights fc{nullptr,    conv1_bias_.get(), nullptr,    conv2_bias_.get(), fc1_.get(),
                          fc1_bias_.get(), fc2_.get(),   fc2_bias_.get(), fc3_.get(),  fc3_bias_.get()};
-    wg::lenet_wgmma<<<blocks, wg::kThreads, sizeof(wg::Tiles), stream>>>(d_images, n, per_block, conv_.get(), fc,
-                                                                         d_logits, d_labels);
+    if (ldmatrix_)
+      wg::lenet_wgmma<true><<<blocks, wg::kThreads, sizeof(wg::Tiles), stream>>>(d_images, n, per_block, conv_.get(),
+                                                                               fc, d_logits, d_labels);
+    else
+      wg::lenet_wgmma<false><<<blocks, wg::kThreads, sizeof(wg::Tiles), stream>>>(d_images, n, per_block, conv_.get(),
+                                                                                fc, d_logits, d_labels);
     CUDA_CHECK_LAST_LAUNCH();
   }
 
@@ -150,6 +158,7 @@ class WgmmaLeNet final : public ladder::Rung {
   course::DeviceBuffer<float> conv1_bias_, conv2_bias_, fc1_bias_, fc2_bias_, fc3_bias_;
   int resident_blocks_ = 0;
   int max_batch_ = 0;
+  bool ldmatrix_ = true;
 };
 
 }  // namespace

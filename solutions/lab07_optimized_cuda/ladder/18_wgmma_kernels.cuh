@@ -269,42 +269,81 @@ __device__ __forceinline__ void conv2_relu_pool(GroupTiles& gt, const std::uint3
       during);
 }
 
-/// One fully connected layer for a whole chunk (80 rows, five m-tiles) -- rung 12's
-/// fully_connected() with one change: a warp's job is an n-tile for all m-tiles, so its mma.sync
-/// chains are independent (three times the work in flight per warp) and each weight fragment is
-/// loaded once for 80 images. Rows past the chunk's count are computed from stale rows and dropped.
-template <int KSTEPS, int NTILES, typename Epilogue>
+/// One fully connected layer for MTiles m-tiles of a chunk -- rung 12's fully_connected() with
+/// two changes: a warp's job is an n-tile for all m-tiles, so its mma.sync chains are independent
+/// (MTiles times the work in flight per warp) and each weight fragment is loaded once for up to 80
+/// images; and (LdMatrix) each A fragment comes in one ldmatrix.x4 instead of four 32-bit loads.
+/// Rows past the chunk's count are computed from stale rows and dropped.
+template <int KSTEPS, int NTILES, int MTiles, bool LdMatrix, typename Epilogue>
 __device__ __forceinline__ void fully_connected_chunk(const std::uint32_t* in, int in_stride, const uint2* frags,
                                                       const float* bias, int warp, int g, int t, int lane,
                                                       Epilogue epilogue) {
+  // ldmatrix: lane l gives the address of row l % 8 of matrix l / 8; matrices 0..3 are (rows 0-7,
+  // k 0-7), (rows 8-15, k 0-7), (rows 0-7, k 8-15), (rows 8-15, k 8-15): a[0..3] of mma.sync.
+  // Rows are 16-byte aligned (strides 204, 68, 52 words), and 8 rows hit 8 different 4-bank groups.
+  const std::uint32_t rows = smem_address(in + (lane % 8 + 8 * (lane / 8 % 2)) * in_stride + 4 * (lane / 16));
   for (int nt = warp; nt < NTILES; nt += tc::kWarps) {
     const int col = 8 * nt + 2 * t;
     const float bias_lo = __ldg(bias + col), bias_hi = __ldg(bias + col + 1);
     const uint2* b = frags + nt * KSTEPS * 32 + lane;
-    float acc[kChunkMTiles][4] = {};
+    float acc[MTiles][4] = {};
 #pragma unroll
     for (int ks = 0; ks < KSTEPS; ++ks) {
       const uint2 frag = __ldg(b + ks * 32);
 #pragma unroll
-      for (int mt = 0; mt < kChunkMTiles; ++mt) {
-        const std::uint32_t* row_lo = in + (16 * mt + g) * in_stride + t + 8 * ks;
-        const std::uint32_t* row_hi = row_lo + 8 * in_stride;
-        const std::uint32_t a[4] = {row_lo[0], row_hi[0], row_lo[4], row_hi[4]};
+      for (int mt = 0; mt < MTiles; ++mt) {
+        std::uint32_t a[4];
+        if constexpr (LdMatrix) {
+          asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                       : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
+                       : "r"(rows + 4u * static_cast<unsigned>(16 * mt * in_stride + 8 * ks)));
+        } else {
+          const std::uint32_t* row_lo = in + (16 * mt + g) * in_stride + t + 8 * ks;
+          const std::uint32_t* row_hi = row_lo + 8 * in_stride;
+          a[0] = row_lo[0], a[1] = row_hi[0], a[2] = row_lo[4], a[3] = row_hi[4];
+        }
         tc::mma_16x8x16(acc[mt], a, frag);
       }
     }
 #pragma unroll
-    for (int mt = 0; mt < kChunkMTiles; ++mt) {
+    for (int mt = 0; mt < MTiles; ++mt) {
       epilogue(16 * mt + g, col, acc[mt][0] + bias_lo, acc[mt][1] + bias_hi);
       epilogue(16 * mt + g + 8, col, acc[mt][2] + bias_lo, acc[mt][3] + bias_hi);
     }
   }
 }
 
+/// fc1 -> fc2 -> fc3 of the chunk in pool2, MTiles m-tiles of it, logits into scratch.logits.
+template <int MTiles, bool LdMatrix>
+__device__ __forceinline__ void fc_layers(Tiles& tiles, const FcScratch& scratch, const tc::Weights& fc, int tid,
+                                          int g, int t, int lane) {
+  const int fwarp = tid / 32;
+  fully_connected_chunk<tc::kFc1KSteps, tc::kFc1NTiles, MTiles, LdMatrix>(
+      tiles.pool2, tc::kPool2Stride, fc.fc1, fc.fc1_bias, fwarp, g, t, lane, [&](int row, int col, float lo, float hi) {
+        scratch.fc1_out[row * tc::kFc1OutStride + col / 2] = tc::pack_half2(tc::relu(lo), tc::relu(hi));
+      });
+  __syncthreads();
+  fully_connected_chunk<tc::kFc2KSteps, tc::kFc2NTiles, MTiles, LdMatrix>(
+      scratch.fc1_out, tc::kFc1OutStride, fc.fc2, fc.fc2_bias, fwarp, g, t, lane,
+      [&](int row, int col, float lo, float hi) {
+        scratch.fc2_out[row * tc::kFc2OutStride + col / 2] = tc::pack_half2(tc::relu(lo), tc::relu(hi));
+      });
+  __syncthreads();
+  fully_connected_chunk<tc::kFc3KSteps, tc::kFc3NTiles, MTiles, LdMatrix>(
+      scratch.fc2_out, tc::kFc2OutStride, fc.fc3, fc.fc3_bias, fwarp, g, t, lane,
+      [&](int row, int col, float lo, float hi) {
+        if (col < tc::kClasses) {
+          scratch.logits[row * tc::kClasses + col] = lo;
+          scratch.logits[row * tc::kClasses + col + 1] = hi;
+        }
+      });
+}
+
 /// The whole network; block b classifies images [b * per_block, min(n, (b + 1) * per_block)) in
 /// chunks of 80 = ten octets (10,000 images: one chunk per block). Warpgroup G takes octets G, G + 2, ... of the block's range in
 /// order; the next one is on its way in by bulk copy while the present one is computed.
 /// conv_a: both layers' A fragments (a_fragment_index()); fc: rung 12's fragments and biases.
+template <bool LdMatrix>
 __global__ void __launch_bounds__(kThreads, 1)
     lenet_wgmma(const float* __restrict__ images, int n, int per_block, const uint4* __restrict__ conv_a,
                 tc::Weights fc, float* __restrict__ logits, int* __restrict__ labels) {
@@ -393,7 +432,6 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     __syncthreads();  // pool2 complete; the staging buffers are free (FcScratch)
 
-    const int fwarp = tid / 32;
     const FcScratch scratch = fc_scratch(tiles);
     // The padding columns the next layer reads: fc1_out's 120 .. 127, fc2_out's 88 .. 95.
     for (int i = tid; i < kChunk * 8; i += kThreads) {
@@ -403,26 +441,11 @@ __global__ void __launch_bounds__(kThreads, 1)
       else
         scratch.fc2_out[row * tc::kFc2OutStride + 40 + word] = 0u;
     }
-    fully_connected_chunk<tc::kFc1KSteps, tc::kFc1NTiles>(
-        tiles.pool2, tc::kPool2Stride, fc.fc1, fc.fc1_bias, fwarp, g, t, lane,
-        [&](int row, int col, float lo, float hi) {
-          scratch.fc1_out[row * tc::kFc1OutStride + col / 2] = tc::pack_half2(tc::relu(lo), tc::relu(hi));
-        });
-    __syncthreads();
-    fully_connected_chunk<tc::kFc2KSteps, tc::kFc2NTiles>(
-        scratch.fc1_out, tc::kFc1OutStride, fc.fc2, fc.fc2_bias, fwarp, g, t, lane,
-        [&](int row, int col, float lo, float hi) {
-          scratch.fc2_out[row * tc::kFc2OutStride + col / 2] = tc::pack_half2(tc::relu(lo), tc::relu(hi));
-        });
-    __syncthreads();
-    fully_connected_chunk<tc::kFc3KSteps, tc::kFc3NTiles>(
-        scratch.fc2_out, tc::kFc2OutStride, fc.fc3, fc.fc3_bias, fwarp, g, t, lane,
-        [&](int row, int col, float lo, float hi) {
-          if (col < tc::kClasses) {
-            scratch.logits[row * tc::kClasses + col] = lo;
-            scratch.logits[row * tc::kClasses + col + 1] = hi;
-          }
-        });
+    // A chunk of at most 16 images (one image, the tail of a batch) needs one m-tile, not five.
+    if (count > 16)
+      fc_layers<kChunkMTiles, LdMatrix>(tiles, scratch, fc, tid, g, t, lane);
+    else
+      fc_layers<1, LdMatrix>(tiles, scratch, fc, tid, g, t, lane);
     __syncthreads();
     for (int i = tid; i < count * tc::kClasses; i += kThreads)
       logits[static_cast<std::size_t>(chunk) * tc::kClasses + i] = scratch.logits[i];
