@@ -6,20 +6,21 @@
 // (the first version of this rung, images as rows and weights as B, read ~96 KB, half of it the
 // same weights again for every image). Each convolution is a Toeplitz GEMM over the activation
 // tiles as they lie in shared memory (no im2col copy), with the 2x2 pooling window in M, pooled
-// in registers and one shuffle; the fully connected layers are rung 12's mma.sync code on chunks
-// of 48 images.
+// in registers and one shuffle; the fully connected layers are rung 12's mma.sync code on one
+// 80-image chunk per block (A fragments by ldmatrix), their outputs in the dead staging buffers.
 // MEASURED (H100 80GB HBM3, one run of lab07_ladder --version 12,18 --batch 1,10000;
 // bench/results/lab07_wgmma_octets_h100_80gb_hbm3.txt):
-//   10,000 images  rung 12 0.0859 ms   rung 18 0.0534 ms (graph 0.0861 / 0.0536)   1.61x
-//   1 image        rung 12 0.0174 ms   rung 18 0.0153 ms
-// (The first version, an earlier run: 0.0695 ms for 10,000 images, 0.0108 ms for one; one image
-// is slower now: a block always computes a whole octet and a 48-image fc chunk.)
+//   10,000 images  rung 12 0.0868 ms   rung 18 0.0476 ms (graph 0.0868 / 0.0475)   1.82x
+//   1 image        rung 12 0.0174 ms   rung 18 0.0126 ms
+// (Before the one-pass fc, the early first copy and the 9-instruction epilogue: 0.0534 ms beside
+// rung 12's 0.0859, one image 0.0153; the first version of this rung: 0.0695 and 0.0108.)
 // Same accuracy as rung 12 (the same FP16 products with FP32 sums): Fashion-MNIST 90.48 % vs
 // golden 90.50 %, MNIST 98.90 % as golden.
-// Short of the issue's 0.05 ms. What limits it (ncu, 10,000 images): no unit is saturated --
-// tensor pipe 47 %, L1/shared 62 %, issue slots 30 % -- it is latency: 8 warps per SM (217
-// registers, 210 KB of shared memory: one block of two warpgroups), each warpgroup a serial chain
-// of copy -> conv1's 9 wgmma chains -> conv2's 3 -> the fc layers, where no wgmma runs.
+// The issue's 0.05 ms is reached. What limits it now (ncu, 10,000 images): still no unit
+// saturated -- tensor pipe 52 %, L1/shared 65 %, issue slots 32 % -- it is latency: 8 warps per SM
+// (229 registers, 224 KB of shared memory: one block of two warpgroups), each warpgroup a serial
+// chain of copy -> conv1's 9 wgmma chains -> conv2's 3 per octet, then the fc layers, where no
+// wgmma runs.
 //
 // Built only for sm_90a (bench/CMakeLists.txt compiles this file with -gencode
 // arch=compute_90a,code=sm_90a and nothing else), so it runs on compute capability 9.0 only; on
@@ -30,7 +31,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <functional>
 #include <string>
 #include <vector>
@@ -114,14 +114,11 @@ class WgmmaLeNet final : public ladder::Rung {
     fc3_bias_ = course::DeviceBuffer<float>(tc::padded_bias(net.fc3_bias, 8 * tc::kFc3NTiles));
 
     const int shared_bytes = static_cast<int>(sizeof(wg::Tiles));
-    CUDA_CHECK(cudaFuncSetAttribute(wg::lenet_wgmma<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes));
-    CUDA_CHECK(cudaFuncSetAttribute(wg::lenet_wgmma<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes));
-    const char* loads = std::getenv("COURSE_LADDER_WGMMA_FC_LOADS");
-    ldmatrix_ = loads == nullptr || std::string(loads) != "lds";
+    CUDA_CHECK(cudaFuncSetAttribute(wg::lenet_wgmma, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes));
     int device = 0, sms = 0, per_sm = 0;
     CUDA_CHECK(cudaGetDevice(&device));
     CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, wg::lenet_wgmma<true>, wg::kThreads, shared_bytes));
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, wg::lenet_wgmma, wg::kThreads, shared_bytes));
     if (per_sm < 1) throw course::Error("rung 18: the kernel does not fit on this GPU (shared memory per block)");
     resident_blocks_ = sms * per_sm;
     max_batch_ = max_batch;
@@ -141,12 +138,8 @@ class WgmmaLeNet final : public ladder::Rung {
     const int blocks = (n + per_block - 1) / per_block;
     const tc::Weights fc{nullptr,    conv1_bias_.get(), nullptr,    conv2_bias_.get(), fc1_.get(),
                          fc1_bias_.get(), fc2_.get(),   fc2_bias_.get(), fc3_.get(),  fc3_bias_.get()};
-    if (ldmatrix_)
-      wg::lenet_wgmma<true><<<blocks, wg::kThreads, sizeof(wg::Tiles), stream>>>(d_images, n, per_block, conv_.get(),
-                                                                               fc, d_logits, d_labels);
-    else
-      wg::lenet_wgmma<false><<<blocks, wg::kThreads, sizeof(wg::Tiles), stream>>>(d_images, n, per_block, conv_.get(),
-                                                                                fc, d_logits, d_labels);
+    wg::lenet_wgmma<<<blocks, wg::kThreads, sizeof(wg::Tiles), stream>>>(d_images, n, per_block, conv_.get(), fc,
+                                                                         d_logits, d_labels);
     CUDA_CHECK_LAST_LAUNCH();
   }
 
@@ -158,7 +151,6 @@ class WgmmaLeNet final : public ladder::Rung {
   course::DeviceBuffer<float> conv1_bias_, conv2_bias_, fc1_bias_, fc2_bias_, fc3_bias_;
   int resident_blocks_ = 0;
   int max_batch_ = 0;
-  bool ldmatrix_ = true;
 };
 
 }  // namespace

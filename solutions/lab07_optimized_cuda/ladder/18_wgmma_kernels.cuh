@@ -40,9 +40,16 @@
 // What mattered for the time, measured on the H100 (each with rung 12 in the same run): chains in
 // a run-time loop, one accumulator set, 0.0825 ms (positions divided by 7 at run time: 31 M
 // instructions, most of them integer); unrolled, two accumulator sets (chain c + 1 runs during
-// chain c's epilogue) 0.0577; FP16 epilogue, staging during conv2, 0.0545; fc chunks of 48, 0.0534.
+// chain c's epilogue) 0.0577; FP16 epilogue, staging during conv2, 0.0545; fc chunks of 48, 0.0534;
+// then one fc pass of 80 (its outputs in the staging buffers), the first copy issued before the
+// shared-memory setup (which now zeroes 7 KB, not 210), the epilogue's max in FP32 and the ReLU in
+// the conversion, all three together 0.0480 (rung 12 0.0866); on top the fc's A fragments by
+// ldmatrix, 0.0476 against 0.0481 with the four loads, both in one run (rung 12 0.0868).
 // Slower, not kept: fc k-loops unrolled by 4 (their L2 loads no longer all in flight) 0.0604;
 // fc layers per warpgroup on its own 16 images, no block barrier, 0.0581.
+// Not tried, as it cannot help at 10,000 images: another split of the images over the SMs. A
+// warpgroup's octet costs the same however few of its 8 images exist, and 1,250 octets over 264
+// warpgroups is 4.7 each: some warpgroup must do 5 octets, as every one does now (125 blocks).
 #pragma once
 
 #include <cuda_fp16.h>
@@ -272,9 +279,10 @@ __device__ __forceinline__ void conv2_relu_pool(GroupTiles& gt, const std::uint3
 /// One fully connected layer for MTiles m-tiles of a chunk -- rung 12's fully_connected() with
 /// two changes: a warp's job is an n-tile for all m-tiles, so its mma.sync chains are independent
 /// (MTiles times the work in flight per warp) and each weight fragment is loaded once for up to 80
-/// images; and (LdMatrix) each A fragment comes in one ldmatrix.x4 instead of four 32-bit loads.
-/// Rows past the chunk's count are computed from stale rows and dropped.
-template <int KSTEPS, int NTILES, int MTiles, bool LdMatrix, typename Epilogue>
+/// images; and each A fragment comes in one ldmatrix.x4 instead of four 32-bit shared loads
+/// (measured in the same run: 0.0476 against 0.0481 ms for 10,000 images, 0.0126 against 0.0133
+/// for one). Rows past the chunk's count are computed from stale rows and dropped.
+template <int KSTEPS, int NTILES, int MTiles, typename Epilogue>
 __device__ __forceinline__ void fully_connected_chunk(const std::uint32_t* in, int in_stride, const uint2* frags,
                                                       const float* bias, int warp, int g, int t, int lane,
                                                       Epilogue epilogue) {
@@ -293,15 +301,9 @@ __device__ __forceinline__ void fully_connected_chunk(const std::uint32_t* in, i
 #pragma unroll
       for (int mt = 0; mt < MTiles; ++mt) {
         std::uint32_t a[4];
-        if constexpr (LdMatrix) {
-          asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-                       : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
-                       : "r"(rows + 4u * static_cast<unsigned>(16 * mt * in_stride + 8 * ks)));
-        } else {
-          const std::uint32_t* row_lo = in + (16 * mt + g) * in_stride + t + 8 * ks;
-          const std::uint32_t* row_hi = row_lo + 8 * in_stride;
-          a[0] = row_lo[0], a[1] = row_hi[0], a[2] = row_lo[4], a[3] = row_hi[4];
-        }
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
+                     : "r"(rows + 4u * static_cast<unsigned>(16 * mt * in_stride + 8 * ks)));
         tc::mma_16x8x16(acc[mt], a, frag);
       }
     }
@@ -314,22 +316,22 @@ __device__ __forceinline__ void fully_connected_chunk(const std::uint32_t* in, i
 }
 
 /// fc1 -> fc2 -> fc3 of the chunk in pool2, MTiles m-tiles of it, logits into scratch.logits.
-template <int MTiles, bool LdMatrix>
+template <int MTiles>
 __device__ __forceinline__ void fc_layers(Tiles& tiles, const FcScratch& scratch, const tc::Weights& fc, int tid,
                                           int g, int t, int lane) {
   const int fwarp = tid / 32;
-  fully_connected_chunk<tc::kFc1KSteps, tc::kFc1NTiles, MTiles, LdMatrix>(
+  fully_connected_chunk<tc::kFc1KSteps, tc::kFc1NTiles, MTiles>(
       tiles.pool2, tc::kPool2Stride, fc.fc1, fc.fc1_bias, fwarp, g, t, lane, [&](int row, int col, float lo, float hi) {
         scratch.fc1_out[row * tc::kFc1OutStride + col / 2] = tc::pack_half2(tc::relu(lo), tc::relu(hi));
       });
   __syncthreads();
-  fully_connected_chunk<tc::kFc2KSteps, tc::kFc2NTiles, MTiles, LdMatrix>(
+  fully_connected_chunk<tc::kFc2KSteps, tc::kFc2NTiles, MTiles>(
       scratch.fc1_out, tc::kFc1OutStride, fc.fc2, fc.fc2_bias, fwarp, g, t, lane,
       [&](int row, int col, float lo, float hi) {
         scratch.fc2_out[row * tc::kFc2OutStride + col / 2] = tc::pack_half2(tc::relu(lo), tc::relu(hi));
       });
   __syncthreads();
-  fully_connected_chunk<tc::kFc3KSteps, tc::kFc3NTiles, MTiles, LdMatrix>(
+  fully_connected_chunk<tc::kFc3KSteps, tc::kFc3NTiles, MTiles>(
       scratch.fc2_out, tc::kFc2OutStride, fc.fc3, fc.fc3_bias, fwarp, g, t, lane,
       [&](int row, int col, float lo, float hi) {
         if (col < tc::kClasses) {
@@ -343,7 +345,6 @@ __device__ __forceinline__ void fc_layers(Tiles& tiles, const FcScratch& scratch
 /// chunks of 80 = ten octets (10,000 images: one chunk per block). Warpgroup G takes octets G, G + 2, ... of the block's range in
 /// order; the next one is on its way in by bulk copy while the present one is computed.
 /// conv_a: both layers' A fragments (a_fragment_index()); fc: rung 12's fragments and biases.
-template <bool LdMatrix>
 __global__ void __launch_bounds__(kThreads, 1)
     lenet_wgmma(const float* __restrict__ images, int n, int per_block, const uint4* __restrict__ conv_a,
                 tc::Weights fc, float* __restrict__ logits, int* __restrict__ labels) {
@@ -443,9 +444,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     // A chunk of at most 16 images (one image, the tail of a batch) needs one m-tile, not five.
     if (count > 16)
-      fc_layers<kChunkMTiles, LdMatrix>(tiles, scratch, fc, tid, g, t, lane);
+      fc_layers<kChunkMTiles>(tiles, scratch, fc, tid, g, t, lane);
     else
-      fc_layers<1, LdMatrix>(tiles, scratch, fc, tid, g, t, lane);
+      fc_layers<1>(tiles, scratch, fc, tid, g, t, lane);
     __syncthreads();
     for (int i = tid; i < count * tc::kClasses; i += kThreads)
       logits[static_cast<std::size_t>(chunk) * tc::kClasses + i] = scratch.logits[i];

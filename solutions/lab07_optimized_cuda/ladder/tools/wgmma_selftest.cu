@@ -223,10 +223,10 @@ int main() {
   }
 
   cudaFuncAttributes attributes{};
-  SELFTEST_CUDA(cudaFuncGetAttributes(&attributes, wg::lenet_wgmma<true>));
+  SELFTEST_CUDA(cudaFuncGetAttributes(&attributes, wg::lenet_wgmma));
   int per_sm = 0;
-  SELFTEST_CUDA(cudaFuncSetAttribute(wg::lenet_wgmma<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sizeof(wg::Tiles))));
-  SELFTEST_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, wg::lenet_wgmma<true>, wg::kThreads, sizeof(wg::Tiles)));
+  SELFTEST_CUDA(cudaFuncSetAttribute(wg::lenet_wgmma, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sizeof(wg::Tiles))));
+  SELFTEST_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, wg::lenet_wgmma, wg::kThreads, sizeof(wg::Tiles)));
   std::printf("lenet_wgmma: %d registers, %zu bytes local (spills), %zu bytes shared, %d blocks per SM\n",
               attributes.numRegs, attributes.localSizeBytes, sizeof(wg::Tiles), per_sm);
   std::printf(ok ? "PASS\n" : "FAIL\n");
