@@ -6,20 +6,21 @@
 // (the first version of this rung, images as rows and weights as B, read ~96 KB, half of it the
 // same weights again for every image). Each convolution is a Toeplitz GEMM over the activation
 // tiles as they lie in shared memory (no im2col copy), with the 2x2 pooling window in M, pooled
-// in registers and one shuffle; the fully connected layers are rung 12's mma.sync code on chunks
-// of 48 images.
+// in registers and one shuffle; the fully connected layers are rung 12's mma.sync code on one
+// 80-image chunk per block (A fragments by ldmatrix), their outputs in the dead staging buffers.
 // MEASURED (H100 80GB HBM3, one run of lab07_ladder --version 12,18 --batch 1,10000;
 // bench/results/lab07_wgmma_octets_h100_80gb_hbm3.txt):
-//   10,000 images  rung 12 0.0859 ms   rung 18 0.0534 ms (graph 0.0861 / 0.0536)   1.61x
-//   1 image        rung 12 0.0174 ms   rung 18 0.0153 ms
-// (The first version, an earlier run: 0.0695 ms for 10,000 images, 0.0108 ms for one; one image
-// is slower now: a block always computes a whole octet and a 48-image fc chunk.)
+//   10,000 images  rung 12 0.0868 ms   rung 18 0.0476 ms (graph 0.0868 / 0.0475)   1.82x
+//   1 image        rung 12 0.0174 ms   rung 18 0.0126 ms
+// (Before the one-pass fc, the early first copy and the 9-instruction epilogue: 0.0534 ms beside
+// rung 12's 0.0859, one image 0.0153; the first version of this rung: 0.0695 and 0.0108.)
 // Same accuracy as rung 12 (the same FP16 products with FP32 sums): Fashion-MNIST 90.48 % vs
 // golden 90.50 %, MNIST 98.90 % as golden.
-// Short of the issue's 0.05 ms. What limits it (ncu, 10,000 images): no unit is saturated --
-// tensor pipe 47 %, L1/shared 62 %, issue slots 30 % -- it is latency: 8 warps per SM (217
-// registers, 210 KB of shared memory: one block of two warpgroups), each warpgroup a serial chain
-// of copy -> conv1's 9 wgmma chains -> conv2's 3 -> the fc layers, where no wgmma runs.
+// The issue's 0.05 ms is reached. What limits it now (ncu, 10,000 images): still no unit
+// saturated -- tensor pipe 52 %, L1/shared 65 %, issue slots 32 % -- it is latency: 8 warps per SM
+// (229 registers, 224 KB of shared memory: one block of two warpgroups), each warpgroup a serial
+// chain of copy -> conv1's 9 wgmma chains -> conv2's 3 per octet, then the fc layers, where no
+// wgmma runs.
 //
 // Built only for sm_90a (bench/CMakeLists.txt compiles this file with -gencode
 // arch=compute_90a,code=sm_90a and nothing else), so it runs on compute capability 9.0 only; on

@@ -35,14 +35,21 @@
 //     its descriptor starts at plane (r % 2, 0), position 7 (r / 2) + jp, K stride = one plane.
 //     Rows: m = 16w + 8dx + g, g = 2ol + dy, o = 4w + ol: dx pools in the thread, dy across lanes.
 // Bias and ReLU after the max (max(relu(x + b)) = relu(max(x) + b)). fc1-fc3 are rung 12's
-// mma.sync code (12_tensor_cores_kernels.cuh) on chunks of 48 images, a warp's job one n-tile for
-// all three m-tiles (fully_connected_chunk).
+// mma.sync code (12_tensor_cores_kernels.cuh) on chunks of 80 images, a warp's job one n-tile for
+// all five m-tiles (fully_connected_chunk), their outputs in the dead staging buffers.
 // What mattered for the time, measured on the H100 (each with rung 12 in the same run): chains in
 // a run-time loop, one accumulator set, 0.0825 ms (positions divided by 7 at run time: 31 M
 // instructions, most of them integer); unrolled, two accumulator sets (chain c + 1 runs during
-// chain c's epilogue) 0.0577; FP16 epilogue, staging during conv2, 0.0545; fc chunks of 48, 0.0534.
+// chain c's epilogue) 0.0577; FP16 epilogue, staging during conv2, 0.0545; fc chunks of 48, 0.0534;
+// then one fc pass of 80 (its outputs in the staging buffers), the first copy issued before the
+// shared-memory setup (which now zeroes 7 KB, not 210), the epilogue's max in FP32 and the ReLU in
+// the conversion, all three together 0.0480 (rung 12 0.0866); on top the fc's A fragments by
+// ldmatrix, 0.0476 against 0.0481 with the four loads, both in one run (rung 12 0.0868).
 // Slower, not kept: fc k-loops unrolled by 4 (their L2 loads no longer all in flight) 0.0604;
 // fc layers per warpgroup on its own 16 images, no block barrier, 0.0581.
+// Not tried, as it cannot help at 10,000 images: another split of the images over the SMs. A
+// warpgroup's octet costs the same however few of its 8 images exist, and 1,250 octets over 264
+// warpgroups is 4.7 each: some warpgroup must do 5 octets, as every one does now (125 blocks).
 #pragma once
 
 #include <cuda_fp16.h>
@@ -84,10 +91,12 @@ constexpr int kImageBytes = tc::kImagePixels * 4;  // 3,136: a multiple of 16, a
 /// of a quarter warp, one per image, then fall in eight different groups of four banks.
 constexpr int kRawFloats = tc::kImagePixels + 4;
 
-/// Images per pass of the fully connected layers: six octets, three m-tiles of 16 (rung 12: 32).
+/// Images per pass of the fully connected layers: ten octets, five m-tiles of 16 (rung 12: 32).
 /// The fc layers are a chain of round trips to L2 for their weights, paid once per chunk, and a
-/// block of 80 images (10,000 on 132 SMs) then needs two chunks (48 + 32), not three.
-constexpr int kChunk = 48, kChunkMTiles = kChunk / 16;
+/// block of 80 images (10,000 on 132 SMs) then needs one pass, not two (48 + 32) or three. Only
+/// pool2 (the fc input, written octet by octet) needs space of its own; the fc layers' outputs
+/// live in the staging buffers (raw), which are dead by then (see fc_scratch()).
+constexpr int kChunk = 80, kChunkMTiles = kChunk / 16;
 
 constexpr int kAFragments = (kConv1KSteps + kConv2KSteps) * 128;  ///< uint4 per thread and k-step
 
@@ -116,19 +125,28 @@ struct GroupTiles {
 
 struct Tiles {
   GroupTiles group[kGroups];
-  // From here on rung 12's fc tiles. fc2_out and the logits reuse pool2's space, dead once fc1 is
-  // done. (Not fc1_out's: fc2 reads its zero padding columns, and a float's bits read as FP16 can
-  // be infinite, and 0 * inf is NaN.)
-  union {
-    std::uint32_t pool2[kChunk * tc::kPool2Stride];
-    struct {
-      std::uint32_t fc2_out[kChunk * tc::kFc2OutStride];
-      float logits[kChunk * tc::kClasses];
-    } late;
-  };
-  std::uint32_t fc1_out[kChunk * tc::kFc1OutStride];
-  std::uint64_t bars[kGroups];  ///< one per group: its staging buffer
+  std::uint32_t pool2[kChunk * tc::kPool2Stride];  ///< fc1's A, rung 12's layout
+  std::uint64_t bars[kGroups];                     ///< one per group: its staging buffer
 };
+
+/// Rung 12's other fc tiles, in the two staging buffers: when a chunk's fc layers run, every
+/// octet fetched so far has been waited for and staged into x1, so raw is free until the next
+/// octet's fetch (after the chunk's last barrier). fc1_out's and fc2_out's padding columns, which
+/// the next layer reads, must be zeroed for every chunk: a float's bits read as FP16 can be
+/// infinite, and 0 * inf is NaN.
+struct FcScratch {
+  std::uint32_t* fc1_out;  ///< kChunk rows of tc::kFc1OutStride words
+  std::uint32_t* fc2_out;  ///< kChunk rows of tc::kFc2OutStride words
+  float* logits;           ///< kChunk rows of tc::kClasses
+};
+static_assert(kChunk * tc::kFc1OutStride * 4 <= static_cast<int>(sizeof(GroupTiles::raw)), "fc1_out fits in raw");
+static_assert(kChunk * (tc::kFc2OutStride + tc::kClasses) * 4 <= static_cast<int>(sizeof(GroupTiles::raw)),
+              "fc2_out and the logits fit in raw");
+__device__ __forceinline__ FcScratch fc_scratch(Tiles& tiles) {
+  auto* second = reinterpret_cast<std::uint32_t*>(tiles.group[kGroups - 1].raw);
+  return {reinterpret_cast<std::uint32_t*>(tiles.group[0].raw), second,
+          reinterpret_cast<float*>(second + kChunk * tc::kFc2OutStride)};
+}
 
 /// The octet's images (FP32, in raw) -> conv1's B (FP16, x1). One thread per (image row, image):
 /// the row's seven float4 are loaded once and give the seven 16-byte entries of that row (each
@@ -154,17 +172,20 @@ __device__ __forceinline__ void stage_octet(GroupTiles& gt, int in_group) {
 }
 
 /// Bias + max over the pooling rows + ReLU of accumulator column pair j (images 2t, 2t + 1), as
-/// FP16: rows g and g + 8 in the thread, then the lane 4 away (g xor 1) by one shuffle of both
-/// images as a half2. Both lanes of the pair then hold the result; the one with g even returns
-/// image 2t, the odd one image 2t + 1, so that every lane stores one value. Bit for bit
-/// relu(max(x) + b) rounded to FP16: rounding is monotonic, so rounding before the max changes
-/// nothing, and max(x + b) = max(x) + b in floating point too. Every lane calls it (the shuffle).
+/// FP16: rows g and g + 8 in the thread (max in FP32, then the bias), then the lane 4 away (g xor
+/// 1) by one shuffle of both images as a half2. Both lanes of the pair then hold the result; the
+/// one with g even returns image 2t, the odd one image 2t + 1, so that every lane stores one value.
+/// Bit for bit relu(max(x) + b) rounded to FP16, as if each x + b were rounded first: rounding is
+/// monotonic, and max(x + b) = max(x) + b in floating point too. The ReLU comes with the
+/// conversion (cvt.rn.relu, a clamp at 0, and relu(max) = max(relu)): 9 instructions a column
+/// pair instead of 12 (four adds, two conversions, three max), ~400 fewer per warp and octet.
+/// Every lane calls it (the shuffle).
 __device__ __forceinline__ __half pooled(const float (&d)[kAccumulators], int j, float bias, bool odd) {
-  const __half2 top = __floats2half2_rn(d[4 * j] + bias, d[4 * j + 1] + bias);
-  const __half2 bottom = __floats2half2_rn(d[4 * j + 2] + bias, d[4 * j + 3] + bias);
-  __half2 v = __hmax2(top, bottom);
+  const float lo = fmaxf(d[4 * j], d[4 * j + 2]) + bias, hi = fmaxf(d[4 * j + 1], d[4 * j + 3]) + bias;
+  std::uint32_t bits;  // cvt's first source goes to the upper half: image 2t + 1
+  asm("cvt.rn.relu.f16x2.f32 %0, %1, %2;" : "=r"(bits) : "f"(hi), "f"(lo));
+  __half2 v = *reinterpret_cast<const __half2*>(&bits);
   v = __hmax2(v, __shfl_xor_sync(0xffffffffu, v, 4));
-  v = __hmax2(v, __float2half2_rn(0.0f));
   return odd ? __high2half(v) : __low2half(v);
 }
 
@@ -255,40 +276,73 @@ __device__ __forceinline__ void conv2_relu_pool(GroupTiles& gt, const std::uint3
       during);
 }
 
-/// One fully connected layer for a whole chunk (48 rows, three m-tiles) -- rung 12's
-/// fully_connected() with one change: a warp's job is an n-tile for all m-tiles, so its mma.sync
-/// chains are independent (three times the work in flight per warp) and each weight fragment is
-/// loaded once for 48 images. Rows past the chunk's count are computed from stale rows and dropped.
-template <int KSTEPS, int NTILES, typename Epilogue>
+/// One fully connected layer for MTiles m-tiles of a chunk -- rung 12's fully_connected() with
+/// two changes: a warp's job is an n-tile for all m-tiles, so its mma.sync chains are independent
+/// (MTiles times the work in flight per warp) and each weight fragment is loaded once for up to 80
+/// images; and each A fragment comes in one ldmatrix.x4 instead of four 32-bit shared loads
+/// (measured in the same run: 0.0476 against 0.0481 ms for 10,000 images, 0.0126 against 0.0133
+/// for one). Rows past the chunk's count are computed from stale rows and dropped.
+template <int KSTEPS, int NTILES, int MTiles, typename Epilogue>
 __device__ __forceinline__ void fully_connected_chunk(const std::uint32_t* in, int in_stride, const uint2* frags,
                                                       const float* bias, int warp, int g, int t, int lane,
                                                       Epilogue epilogue) {
+  // ldmatrix: lane l gives the address of row l % 8 of matrix l / 8; matrices 0..3 are (rows 0-7,
+  // k 0-7), (rows 8-15, k 0-7), (rows 0-7, k 8-15), (rows 8-15, k 8-15): a[0..3] of mma.sync.
+  // Rows are 16-byte aligned (strides 204, 68, 52 words), and 8 rows hit 8 different 4-bank groups.
+  const std::uint32_t rows = smem_address(in + (lane % 8 + 8 * (lane / 8 % 2)) * in_stride + 4 * (lane / 16));
   for (int nt = warp; nt < NTILES; nt += tc::kWarps) {
     const int col = 8 * nt + 2 * t;
     const float bias_lo = __ldg(bias + col), bias_hi = __ldg(bias + col + 1);
     const uint2* b = frags + nt * KSTEPS * 32 + lane;
-    float acc[kChunkMTiles][4] = {};
+    float acc[MTiles][4] = {};
 #pragma unroll
     for (int ks = 0; ks < KSTEPS; ++ks) {
       const uint2 frag = __ldg(b + ks * 32);
 #pragma unroll
-      for (int mt = 0; mt < kChunkMTiles; ++mt) {
-        const std::uint32_t* row_lo = in + (16 * mt + g) * in_stride + t + 8 * ks;
-        const std::uint32_t* row_hi = row_lo + 8 * in_stride;
-        const std::uint32_t a[4] = {row_lo[0], row_hi[0], row_lo[4], row_hi[4]};
+      for (int mt = 0; mt < MTiles; ++mt) {
+        std::uint32_t a[4];
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
+                     : "r"(rows + 4u * static_cast<unsigned>(16 * mt * in_stride + 8 * ks)));
         tc::mma_16x8x16(acc[mt], a, frag);
       }
     }
 #pragma unroll
-    for (int mt = 0; mt < kChunkMTiles; ++mt) {
+    for (int mt = 0; mt < MTiles; ++mt) {
       epilogue(16 * mt + g, col, acc[mt][0] + bias_lo, acc[mt][1] + bias_hi);
       epilogue(16 * mt + g + 8, col, acc[mt][2] + bias_lo, acc[mt][3] + bias_hi);
     }
   }
 }
 
+/// fc1 -> fc2 -> fc3 of the chunk in pool2, MTiles m-tiles of it, logits into scratch.logits.
+template <int MTiles>
+__device__ __forceinline__ void fc_layers(Tiles& tiles, const FcScratch& scratch, const tc::Weights& fc, int tid,
+                                          int g, int t, int lane) {
+  const int fwarp = tid / 32;
+  fully_connected_chunk<tc::kFc1KSteps, tc::kFc1NTiles, MTiles>(
+      tiles.pool2, tc::kPool2Stride, fc.fc1, fc.fc1_bias, fwarp, g, t, lane, [&](int row, int col, float lo, float hi) {
+        scratch.fc1_out[row * tc::kFc1OutStride + col / 2] = tc::pack_half2(tc::relu(lo), tc::relu(hi));
+      });
+  __syncthreads();
+  fully_connected_chunk<tc::kFc2KSteps, tc::kFc2NTiles, MTiles>(
+      scratch.fc1_out, tc::kFc1OutStride, fc.fc2, fc.fc2_bias, fwarp, g, t, lane,
+      [&](int row, int col, float lo, float hi) {
+        scratch.fc2_out[row * tc::kFc2OutStride + col / 2] = tc::pack_half2(tc::relu(lo), tc::relu(hi));
+      });
+  __syncthreads();
+  fully_connected_chunk<tc::kFc3KSteps, tc::kFc3NTiles, MTiles>(
+      scratch.fc2_out, tc::kFc2OutStride, fc.fc3, fc.fc3_bias, fwarp, g, t, lane,
+      [&](int row, int col, float lo, float hi) {
+        if (col < tc::kClasses) {
+          scratch.logits[row * tc::kClasses + col] = lo;
+          scratch.logits[row * tc::kClasses + col + 1] = hi;
+        }
+      });
+}
+
 /// The whole network; block b classifies images [b * per_block, min(n, (b + 1) * per_block)) in
-/// chunks of 48 = six octets. Warpgroup G takes octets G, G + 2, ... of the block's range in
+/// chunks of 80 = ten octets (10,000 images: one chunk per block). Warpgroup G takes octets G, G + 2, ... of the block's range in
 /// order; the next one is on its way in by bulk copy while the present one is computed.
 /// conv_a: both layers' A fragments (a_fragment_index()); fc: rung 12's fragments and biases.
 __global__ void __launch_bounds__(kThreads, 1)
@@ -297,17 +351,11 @@ __global__ void __launch_bounds__(kThreads, 1)
 #if COURSE_WGMMA_DEVICE
   extern __shared__ uint4 shared_raw[];
   Tiles& tiles = *reinterpret_cast<Tiles*>(shared_raw);
-  for (int i = static_cast<int>(threadIdx.x); i < static_cast<int>(sizeof(Tiles) / sizeof(uint4)); i += kThreads)
-    shared_raw[i] = make_uint4(0u, 0u, 0u, 0u);
   const int tid = static_cast<int>(threadIdx.x);
   const int group = tid / 128, in_group = tid % 128, warp = in_group / 32;
   const int lane = tid % 32, g = lane / 4, t = lane % 4;
   GroupTiles& mine = tiles.group[group];
   std::uint64_t* bar = &tiles.bars[group];
-  if (tid == 0)
-    for (int i = 0; i < kGroups; ++i) barrier_init(&tiles.bars[i], 1);
-  fence_proxy_async();  // the zeros and the barriers, before the copy engine and the tensor cores see them
-  __syncthreads();
 
   const int first = static_cast<int>(blockIdx.x) * per_block;
   const int end = min(n, first + per_block);
@@ -320,6 +368,13 @@ __global__ void __launch_bounds__(kThreads, 1)
       bulk_copy(mine.raw + i * kRawFloats, images + static_cast<std::size_t>(start + i) * tc::kImagePixels,
                 kImageBytes, bar);
   };
+  // The first octet's images are on their way before anything else: each group's fetching thread
+  // sets up its own barrier, so no block barrier stands before the copy. The other threads wait on
+  // the barrier only after the __syncthreads below.
+  if (in_group == 0) {
+    barrier_init(bar, 1);
+    fence_proxy_async();  // the barrier, before the copy engine sees it
+  }
   fetch(0);
   tc::prefetch_to_l2(fc.fc1, tc::fragment_bytes<tc::kFc1KSteps, tc::kFc1NTiles>());
   tc::prefetch_to_l2(fc.fc2, tc::fragment_bytes<tc::kFc2KSteps, tc::kFc2NTiles>());
@@ -336,6 +391,20 @@ __global__ void __launch_bounds__(kThreads, 1)
     a2[s][0] = f.x, a2[s][1] = f.y, a2[s][2] = f.z, a2[s][3] = f.w;
   }
   const float conv1_bias = fc.conv1_bias[2 * warp + g / 4], conv2_bias = fc.conv2_bias[4 * warp + g / 2];
+  // Only what is read before anything writes it is zeroed: the padding rows of x1 (rows 0 and 15
+  // of both row-parity planes: padded rows 0, 1, 30, 31) and the position after them. pool1 is
+  // rewritten whole by every conv1, pool2's rows by conv2 (rows of missing images are stale and
+  // give dropped results: every row and column of these products is independent of the others).
+  for (int i = tid; i < kGroups * (4 * kX1Quads * kImages + kImages); i += kThreads) {
+    const int per_group = 4 * kX1Quads * kImages + kImages, row = i % per_group;
+    uint4* x1 = tiles.group[i / per_group].x1;
+    const int plane = row / (2 * kX1Quads * kImages) % 2, side = row / (kX1Quads * kImages) % 2;
+    x1[row < 4 * kX1Quads * kImages
+           ? plane * (kX1PlaneBytes / 16) + side * (kX1PlaneRows - 1) * kX1Quads * kImages + row % (kX1Quads * kImages)
+           : kX1Bytes / 16 - kImages + row % kImages] = make_uint4(0u, 0u, 0u, 0u);
+  }
+  fence_proxy_async();  // the zeros, before the tensor cores see them
+  __syncthreads();      // ... and the barriers initialised, before anyone waits on them
 
   // Each octet is staged (x1 from raw) while conv2 of the one before runs on the tensor cores;
   // the first one before the loop.
@@ -362,40 +431,36 @@ __global__ void __launch_bounds__(kThreads, 1)
       });
       // The next octet's conv1 rewrites pool1 only after the next group barrier.
     }
-    __syncthreads();  // pool2 complete
+    __syncthreads();  // pool2 complete; the staging buffers are free (FcScratch)
 
-    const int fwarp = tid / 32;
-    fully_connected_chunk<tc::kFc1KSteps, tc::kFc1NTiles>(
-        tiles.pool2, tc::kPool2Stride, fc.fc1, fc.fc1_bias, fwarp, g, t, lane,
-        [&](int row, int col, float lo, float hi) {
-          tiles.fc1_out[row * tc::kFc1OutStride + col / 2] = tc::pack_half2(tc::relu(lo), tc::relu(hi));
-        });
-    __syncthreads();
-    fully_connected_chunk<tc::kFc2KSteps, tc::kFc2NTiles>(
-        tiles.fc1_out, tc::kFc1OutStride, fc.fc2, fc.fc2_bias, fwarp, g, t, lane,
-        [&](int row, int col, float lo, float hi) {
-          tiles.late.fc2_out[row * tc::kFc2OutStride + col / 2] = tc::pack_half2(tc::relu(lo), tc::relu(hi));
-        });
-    __syncthreads();
-    fully_connected_chunk<tc::kFc3KSteps, tc::kFc3NTiles>(
-        tiles.late.fc2_out, tc::kFc2OutStride, fc.fc3, fc.fc3_bias, fwarp, g, t, lane,
-        [&](int row, int col, float lo, float hi) {
-          if (col < tc::kClasses) {
-            tiles.late.logits[row * tc::kClasses + col] = lo;
-            tiles.late.logits[row * tc::kClasses + col + 1] = hi;
-          }
-        });
+    const FcScratch scratch = fc_scratch(tiles);
+    // The padding columns the next layer reads: fc1_out's 120 .. 127, fc2_out's 88 .. 95.
+    for (int i = tid; i < kChunk * 8; i += kThreads) {
+      const int row = i / 8, word = i % 8;
+      if (word < 4)
+        scratch.fc1_out[row * tc::kFc1OutStride + 60 + word] = 0u;
+      else
+        scratch.fc2_out[row * tc::kFc2OutStride + 40 + word] = 0u;
+    }
+    // A chunk of at most 16 images (one image, the tail of a batch) needs one m-tile, not five.
+    if (count > 16)
+      fc_layers<kChunkMTiles>(tiles, scratch, fc, tid, g, t, lane);
+    else
+      fc_layers<1>(tiles, scratch, fc, tid, g, t, lane);
     __syncthreads();
     for (int i = tid; i < count * tc::kClasses; i += kThreads)
-      logits[static_cast<std::size_t>(chunk) * tc::kClasses + i] = tiles.late.logits[i];
+      logits[static_cast<std::size_t>(chunk) * tc::kClasses + i] = scratch.logits[i];
     if (tid < count) {
-      const float* row = tiles.late.logits + tid * tc::kClasses;
+      const float* row = scratch.logits + tid * tc::kClasses;
       int best = 0;
       for (int c = 1; c < tc::kClasses; ++c)
         if (row[c] > row[best]) best = c;
       labels[chunk + tid] = best;
     }
-    __syncthreads();  // the logits live in pool2's space, which the next chunk's convolutions rewrite
+    // The next chunk's convolutions rewrite pool2, and the copy engine the staging buffers: these
+    // threads' accesses to them, before the fetching thread's next bulk copy (another proxy).
+    fence_proxy_async();
+    __syncthreads();
   }
 #else
   (void)images, (void)n, (void)per_block, (void)conv_a, (void)fc, (void)logits, (void)labels;
