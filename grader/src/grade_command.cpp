@@ -507,12 +507,11 @@ int run_grade(const GradeOptions& o) {
   terminal.begin(plan.title + " (" + std::to_string(labs.size()) + (labs.size() == 1 ? " lab)" : " labs)"), run, gpu_labs);
   if (o.build_only && !o.no_build && plan.submissions.size() > 1) build_batch_at_once(o, plan, manifest, labs);
   bool any_failed = false;
-  // Programs a lab's untimed cases are cut into, and each of its sanitizer passes: finer, since a
-  // sanitizer pass is the longest program of a lab (README, "The order of the runs").
-  const std::size_t parts = parts_from_env("COURSE_GRADE_PARTS", 4);
-  // 4, not 8: every part pays 1-2.5 s to start a program, a worker, compute-sanitizer and a
+  // Programs a lab's untimed cases are cut into, and each of its sanitizer passes. Sanitizer passes
+  // in 4, not 8: every part pays 1-2.5 s to start a program, a worker, compute-sanitizer and a
   // context, and the shared phase is bound by its GPU programs' total time (grader/README.md,
   // "The order of the runs": 47.0 against 51.7 and 52.3 s on one H100, side by side).
+  const std::size_t parts = parts_from_env("COURSE_GRADE_PARTS", 4);
   const std::size_t sanitizer_parts = parts_from_env("COURSE_GRADE_SANITIZER_PARTS", 4);
   const char* timing_env = std::getenv("COURSE_GRADE_TIMING");
   const bool timing = timing_env != nullptr && std::string(timing_env) == "1";
@@ -529,7 +528,6 @@ int run_grade(const GradeOptions& o) {
     // One submission at a time: whatever runs at once below is this student's own labs.
     const std::size_t jobs = test_jobs(o);
     LabSchedule schedule(settings, jobs, gpu_jobs_for(gpu.memory_gib, jobs), parts, sanitizer_parts);
-    const auto scheduled_at = std::chrono::steady_clock::now();
     std::vector<LabSchedule::Span> builds;
     auto report = [&](std::vector<LabResult> finished) {  // in lab order, as soon as known
       for (LabResult& lab : finished) {
@@ -544,10 +542,9 @@ int run_grade(const GradeOptions& o) {
     for (const std::size_t position : start_order(manifest, labs, settings.has_gpu)) {
       const ManifestLab& manifest_lab = find_lab(manifest, labs[position]);
       std::string program;
-      const double built_from = std::chrono::duration<double>(std::chrono::steady_clock::now() - scheduled_at).count();
+      const double built_from = schedule.now();
       LabResult lab = grade_one(o, plan, manifest_lab, sub, settings, terminal, program);
-      builds.push_back({manifest_lab.name, "build", built_from,
-                        std::chrono::duration<double>(std::chrono::steady_clock::now() - scheduled_at).count()});
+      builds.push_back({manifest_lab.name, "build", built_from, schedule.now()});
       if (program.empty()) schedule.add_result(position, std::move(lab));
       else schedule.add_run(position, manifest_lab, program, std::move(lab));
       report(schedule.take_finished());

@@ -123,16 +123,7 @@ void LabSchedule::add_run(std::size_t position, const ManifestLab& lab, const st
   slot(entries_, position) = std::move(owned);
   if (lab.device != "gpu") {
     // A CPU lab does not touch the GPU: whole, in the shared phase.
-    submit_locked({false, [this, &e] {
-                     const double start = now();
-                     LabResult ran = run_lab(e.lab, e.program, settings_);
-                     std::lock_guard<std::mutex> done(mutex_);
-                     spans_.push_back({e.lab.name, "whole", start, now()});
-                     ran.student_files = e.result.student_files;
-                     ran.build_seconds = e.result.build_seconds;
-                     e.result = std::move(ran);
-                     e.final = true;
-                   }});
+    submit_locked({false, [this, &e] { run_whole(e, "whole"); }});
   } else if (!settings_.has_gpu || lab.timed_tests.empty()) {
     // Without a GPU it is skipped (alone, in case the program finds one after all); without
     // TIMED_TESTS nobody said which of its cases time the GPU: the whole program runs alone.
@@ -140,6 +131,19 @@ void LabSchedule::add_run(std::size_t position, const ManifestLab& lab, const st
   } else {
     submit_locked({false, [this, &e] { list_and_split(e); }});
   }
+}
+
+// A lab's program run whole (a CPU lab in the shared phase; in the timed phase, a GPU lab that
+// cannot be split): its verdict keeps what was known before it ran (its files, its build time).
+void LabSchedule::run_whole(Entry& e, const std::string& what) {
+  const double start = now();
+  LabResult ran = run_lab(e.lab, e.program, settings_);
+  std::lock_guard<std::mutex> lock(mutex_);
+  spans_.push_back({e.lab.name, what, start, now()});
+  ran.student_files = e.result.student_files;
+  ran.build_seconds = e.result.build_seconds;
+  e.result = std::move(ran);
+  e.final = true;
 }
 
 SandboxResult LabSchedule::run_traced(const Entry& e, const std::string& what, const SandboxRequest& request) {
@@ -331,16 +335,7 @@ void LabSchedule::finish(const std::function<void(const std::string&, const std:
     Entry& e = *owned;
     if (e.whole_alone) {
       activity(e.lab.name, "running (alone on the machine)");
-      const double start = now();
-      LabResult ran = run_lab(e.lab, e.program, settings_);
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
-        spans_.push_back({e.lab.name, "whole, alone", start, now()});
-      }
-      ran.student_files = e.result.student_files;
-      ran.build_seconds = e.result.build_seconds;
-      e.result = std::move(ran);
-      e.final = true;
+      run_whole(e, "whole, alone");
     } else if (e.listed_ok) {
       if (!e.timed.empty()) activity(e.lab.name, "timing (alone on the machine)");
       run_timed(e);

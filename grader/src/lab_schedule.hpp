@@ -71,6 +71,8 @@ class LabSchedule {
     double start = 0, end = 0;
   };
   std::vector<Span> spans();
+  /// Seconds since construction: the clock of the spans (the caller times its builds with it too).
+  double now() const;
 
  private:
   struct Entry;
@@ -80,6 +82,7 @@ class LabSchedule {
   };
   void submit_locked(Task task);
   void worker_loop();
+  void run_whole(Entry& e, const std::string& what);
   SandboxResult run_traced(const Entry& e, const std::string& what, const SandboxRequest& request);
   LabResult run_part(const Entry& e, const std::string& what, SandboxRequest request, JudgeContext context,
                      const std::vector<std::string>& names, std::pair<std::size_t, std::size_t> range);
@@ -88,7 +91,6 @@ class LabSchedule {
   void list_sanitizer(Entry& e, std::size_t tool);
   void run_timed(Entry& e);
   void conclude(Entry& e);
-  double now() const;
 
   LabRunSettings settings_;
   std::size_t gpu_jobs_, parts_, sanitizer_parts_;

@@ -21,7 +21,8 @@ namespace course {
 /// `forward(slice)` on the first `count` entries (along dim 0) of `batch`, cut into at most
 /// `threads` contiguous slices that run on threads of their own; returns the slices' outputs
 /// stacked along dim 0 ([count, ...], the other extents as `forward` returned them). An exception
-/// thrown by any slice is rethrown here, after every slice has finished.
+/// thrown by any slice is rethrown here; the slices still running finish first (a future of
+/// std::async waits for its thread when it is destroyed).
 template <class Forward>
 Tensor forward_in_slices(const Tensor& batch, std::int64_t count, unsigned threads, const Forward& forward) {
   if (batch.shape().empty() || count < 1 || count > batch.dim(0))
@@ -40,7 +41,6 @@ Tensor forward_in_slices(const Tensor& batch, std::int64_t count, unsigned threa
       return forward(Tensor(std::move(shape), std::vector<float>(first, first + n * per_entry)));
     }));
   }
-  for (auto& part : parts) part.wait();  // every thread ends before an error leaves this scope
   Shape shape;
   std::vector<float> stacked;
   for (auto& part : parts) {

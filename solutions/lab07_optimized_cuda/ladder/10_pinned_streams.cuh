@@ -75,26 +75,6 @@ double chunk_growth(double fallback) {
   return growth;
 }
 
-/// Chunk c is images [bounds[c], bounds[c + 1]). With growth g > 1 the sizes grow geometrically:
-/// a small first chunk lets the compute start early (the only copy nobody waits behind), and the
-/// later, bigger ones keep forward() efficient. g near compute time / copy time keeps both busy.
-/// g < 1 shrinks them: a small last chunk shortens the tail after the last copy.
-std::vector<int> chunk_bounds(int n, int chunks, double growth) {
-  std::vector<double> weight(static_cast<std::size_t>(chunks), 1.0);
-  for (std::size_t c = 1; c < weight.size(); ++c) weight[c] = weight[c - 1] * growth;
-  double total = 0.0;
-  for (const double w : weight) total += w;
-  std::vector<int> bounds{0};
-  double sum = 0.0;
-  for (int c = 0; c < chunks; ++c) {
-    sum += weight[static_cast<std::size_t>(c)];
-    const int end = static_cast<int>(std::lround(n * sum / total));
-    // At least one image per chunk, and room left for one per remaining chunk.
-    bounds.push_back(std::clamp(end, bounds.back() + 1, n - (chunks - 1 - c)));
-  }
-  return bounds;
-}
-
 bool is_pinned(const void* host) {
   cudaPointerAttributes attributes{};
   return cudaPointerGetAttributes(&attributes, host) == cudaSuccess && attributes.type == cudaMemoryTypeHost;

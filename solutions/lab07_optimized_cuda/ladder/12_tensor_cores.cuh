@@ -45,26 +45,47 @@ std::vector<uint2> b_fragments(int ksteps, int ntiles, const std::function<float
   return frags;
 }
 
+/// The fully connected layers as B fragments and every layer's bias padded to whole tiles, on the
+/// device: all that rung 12's kernel reads besides its two convolutions. Rung 18 runs rung 12's
+/// fully connected layers, so it holds these too.
+struct FcLayersAndBiases {
+  course::DeviceBuffer<uint2> fc1, fc2, fc3;
+  course::DeviceBuffer<float> conv1_bias, conv2_bias, fc1_bias, fc2_bias, fc3_bias;
+
+  void upload(const lab04::FoldedLeNet& net) {
+    fc1 = course::DeviceBuffer<uint2>(b_fragments(tc::kFc1KSteps, tc::kFc1NTiles, layer_b(net, tc::fc1_b)));
+    fc2 = course::DeviceBuffer<uint2>(b_fragments(tc::kFc2KSteps, tc::kFc2NTiles, layer_b(net, tc::fc2_b)));
+    fc3 = course::DeviceBuffer<uint2>(b_fragments(tc::kFc3KSteps, tc::kFc3NTiles, layer_b(net, tc::fc3_b)));
+    conv1_bias = course::DeviceBuffer<float>(tc::padded_bias(net.conv1_bias, 8));
+    conv2_bias = course::DeviceBuffer<float>(tc::padded_bias(net.conv2_bias, 16));
+    fc1_bias = course::DeviceBuffer<float>(tc::padded_bias(net.fc1_bias, 8 * tc::kFc1NTiles));
+    fc2_bias = course::DeviceBuffer<float>(tc::padded_bias(net.fc2_bias, 8 * tc::kFc2NTiles));
+    fc3_bias = course::DeviceBuffer<float>(tc::padded_bias(net.fc3_bias, 8 * tc::kFc3NTiles));
+  }
+
+  /// The kernel's weights, with these and the two convolutions' fragments (nullptr: not read).
+  tc::Weights weights(const uint2* conv1, const uint2* conv2) const {
+    return {conv1, conv1_bias.get(), conv2, conv2_bias.get(), fc1.get(),
+            fc1_bias.get(), fc2.get(), fc2_bias.get(), fc3.get(), fc3_bias.get()};
+  }
+
+  /// A layer's B[k][n] in the kernel's k-order (tensor_core_weights.cuh), as b_fragments takes it.
+  static std::function<float(int, int)> layer_b(const lab04::FoldedLeNet& net,
+                                                float (*b)(const lab04::FoldedLeNet&, int, int)) {
+    return [&net, b](int k, int n) { return b(net, k, n); };
+  }
+};
+
 class TensorCoreLeNet : public ladder::Rung {
  public:
   void prepare(const lab04::FoldedLeNet& net, int max_batch) override {
     if (max_batch < 1) throw course::Error("rung 12: max_batch must be >= 1, got " + std::to_string(max_batch));
     ladder::support::DeviceWeights::check_shapes(net);
 
-    // Each layer's B[k][n] in the kernel's k-order (tensor_core_weights.cuh).
-    const auto layer = [&net](float (*b)(const lab04::FoldedLeNet&, int, int)) {
-      return [&net, b](int k, int n) { return b(net, k, n); };
-    };
-    conv1_ = course::DeviceBuffer<uint2>(b_fragments(tc::kConv1KSteps, 1, layer(tc::conv1_b)));
-    conv2_ = course::DeviceBuffer<uint2>(b_fragments(tc::kConv2KSteps, tc::kConv2NTiles, layer(tc::conv2_b)));
-    fc1_ = course::DeviceBuffer<uint2>(b_fragments(tc::kFc1KSteps, tc::kFc1NTiles, layer(tc::fc1_b)));
-    fc2_ = course::DeviceBuffer<uint2>(b_fragments(tc::kFc2KSteps, tc::kFc2NTiles, layer(tc::fc2_b)));
-    fc3_ = course::DeviceBuffer<uint2>(b_fragments(tc::kFc3KSteps, tc::kFc3NTiles, layer(tc::fc3_b)));
-    conv1_bias_ = course::DeviceBuffer<float>(tc::padded_bias(net.conv1_bias, 8));
-    conv2_bias_ = course::DeviceBuffer<float>(tc::padded_bias(net.conv2_bias, 16));
-    fc1_bias_ = course::DeviceBuffer<float>(tc::padded_bias(net.fc1_bias, 8 * tc::kFc1NTiles));
-    fc2_bias_ = course::DeviceBuffer<float>(tc::padded_bias(net.fc2_bias, 8 * tc::kFc2NTiles));
-    fc3_bias_ = course::DeviceBuffer<float>(tc::padded_bias(net.fc3_bias, 8 * tc::kFc3NTiles));
+    conv1_ = course::DeviceBuffer<uint2>(b_fragments(tc::kConv1KSteps, 1, FcLayersAndBiases::layer_b(net, tc::conv1_b)));
+    conv2_ = course::DeviceBuffer<uint2>(
+        b_fragments(tc::kConv2KSteps, tc::kConv2NTiles, FcLayersAndBiases::layer_b(net, tc::conv2_b)));
+    rest_.upload(net);
 
     int device = 0, sms = 0;
     CUDA_CHECK(cudaGetDevice(&device));
@@ -119,16 +140,14 @@ class TensorCoreLeNet : public ladder::Rung {
     // so that every warp of a block gets the same number of images.
     const int per_block = (((n + resident_blocks_ - 1) / resident_blocks_) + tc::kWarps - 1) / tc::kWarps * tc::kWarps;
     const int blocks = (n + per_block - 1) / per_block;
-    const tc::Weights weights{conv1_.get(), conv1_bias_.get(), conv2_.get(), conv2_bias_.get(), fc1_.get(),
-                              fc1_bias_.get(), fc2_.get(),  fc2_bias_.get(),   fc3_.get(),  fc3_bias_.get()};
-    tc::lenet_tensor_cores<Source><<<blocks, tc::kThreads, tc::shared_bytes<Source>(), stream>>>(source, n, per_block,
-                                                                                               weights, d_logits, d_labels);
+    tc::lenet_tensor_cores<Source><<<blocks, tc::kThreads, tc::shared_bytes<Source>(), stream>>>(
+        source, n, per_block, rest_.weights(conv1_.get(), conv2_.get()), d_logits, d_labels);
     CUDA_CHECK_LAST_LAUNCH();
   }
 
  private:
-  course::DeviceBuffer<uint2> conv1_, conv2_, fc1_, fc2_, fc3_;
-  course::DeviceBuffer<float> conv1_bias_, conv2_bias_, fc1_bias_, fc2_bias_, fc3_bias_;
+  course::DeviceBuffer<uint2> conv1_, conv2_;
+  FcLayersAndBiases rest_;  // the fc layers and every bias
   int resident_blocks_ = 0;
   int max_batch_ = 0;
 };

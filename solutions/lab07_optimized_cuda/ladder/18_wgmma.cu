@@ -101,17 +101,7 @@ class WgmmaLeNet final : public ladder::Rung {
     });
     conv_ = course::DeviceBuffer<uint4>(conv);
 
-    const auto layer = [&net](float (*b)(const lab04::FoldedLeNet&, int, int)) {
-      return [&net, b](int k, int n) { return b(net, k, n); };
-    };
-    fc1_ = course::DeviceBuffer<uint2>(b_fragments(tc::kFc1KSteps, tc::kFc1NTiles, layer(tc::fc1_b)));
-    fc2_ = course::DeviceBuffer<uint2>(b_fragments(tc::kFc2KSteps, tc::kFc2NTiles, layer(tc::fc2_b)));
-    fc3_ = course::DeviceBuffer<uint2>(b_fragments(tc::kFc3KSteps, tc::kFc3NTiles, layer(tc::fc3_b)));
-    conv1_bias_ = course::DeviceBuffer<float>(tc::padded_bias(net.conv1_bias, 8));
-    conv2_bias_ = course::DeviceBuffer<float>(tc::padded_bias(net.conv2_bias, 16));
-    fc1_bias_ = course::DeviceBuffer<float>(tc::padded_bias(net.fc1_bias, 8 * tc::kFc1NTiles));
-    fc2_bias_ = course::DeviceBuffer<float>(tc::padded_bias(net.fc2_bias, 8 * tc::kFc2NTiles));
-    fc3_bias_ = course::DeviceBuffer<float>(tc::padded_bias(net.fc3_bias, 8 * tc::kFc3NTiles));
+    rest_.upload(net);  // rung 12's fc layers and the biases, as rung 12 lays them out
 
     const int shared_bytes = static_cast<int>(sizeof(wg::Tiles));
     CUDA_CHECK(cudaFuncSetAttribute(wg::lenet_wgmma, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes));
@@ -136,10 +126,8 @@ class WgmmaLeNet final : public ladder::Rung {
     constexpr int kStep = wg::kImages * wg::kGroups;
     const int per_block = ((n + resident_blocks_ - 1) / resident_blocks_ + kStep - 1) / kStep * kStep;
     const int blocks = (n + per_block - 1) / per_block;
-    const tc::Weights fc{nullptr,    conv1_bias_.get(), nullptr,    conv2_bias_.get(), fc1_.get(),
-                         fc1_bias_.get(), fc2_.get(),   fc2_bias_.get(), fc3_.get(),  fc3_bias_.get()};
-    wg::lenet_wgmma<<<blocks, wg::kThreads, sizeof(wg::Tiles), stream>>>(d_images, n, per_block, conv_.get(), fc,
-                                                                         d_logits, d_labels);
+    wg::lenet_wgmma<<<blocks, wg::kThreads, sizeof(wg::Tiles), stream>>>(
+        d_images, n, per_block, conv_.get(), rest_.weights(nullptr, nullptr), d_logits, d_labels);
     CUDA_CHECK_LAST_LAUNCH();
   }
 
@@ -147,8 +135,7 @@ class WgmmaLeNet final : public ladder::Rung {
 
  private:
   course::DeviceBuffer<uint4> conv_;
-  course::DeviceBuffer<uint2> fc1_, fc2_, fc3_;
-  course::DeviceBuffer<float> conv1_bias_, conv2_bias_, fc1_bias_, fc2_bias_, fc3_bias_;
+  FcLayersAndBiases rest_;  // the fc layers and every bias (the convolutions are conv_)
   int resident_blocks_ = 0;
   int max_batch_ = 0;
 };

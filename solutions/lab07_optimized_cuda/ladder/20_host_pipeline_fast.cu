@@ -76,22 +76,6 @@ std::string env_or(const char* name, const std::string& fallback) {
   return text == nullptr || *text == '\0' ? fallback : std::string(text);
 }
 
-/// Chunk c is images [bounds[c], bounds[c + 1]); each chunk `growth` times the one before.
-std::vector<int> chunk_bounds(int n, int chunks, double growth) {
-  std::vector<double> weight(static_cast<std::size_t>(chunks), 1.0);
-  for (std::size_t c = 1; c < weight.size(); ++c) weight[c] = weight[c - 1] * growth;
-  double total = 0.0;
-  for (const double w : weight) total += w;
-  std::vector<int> bounds{0};
-  double sum = 0.0;
-  for (int c = 0; c < chunks; ++c) {
-    sum += weight[static_cast<std::size_t>(c)];
-    const int end = static_cast<int>(std::lround(n * sum / total));
-    bounds.push_back(std::clamp(end, bounds.back() + 1, n - (chunks - 1 - c)));
-  }
-  return bounds;
-}
-
 /// COURSE_LADDER_TIMELINE: start/end events around every copy and kernel of one call, written
 /// as CSV rows (microseconds after the call's first event) once the call has finished.
 class Timeline {

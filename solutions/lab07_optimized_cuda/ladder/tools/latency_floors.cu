@@ -34,19 +34,11 @@
 #include <vector>
 
 #include "19_one_image_fast.cuh"  // rung 19's st.async helpers
+#include "tool_cuda_check.hpp"
 
 namespace {
 
 namespace cg = cooperative_groups;
-
-#define FLOORS_CUDA(call)                                                                                    \
-  do {                                                                                                       \
-    const cudaError_t floors_error = (call);                                                                 \
-    if (floors_error != cudaSuccess) {                                                                       \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(floors_error)); \
-      std::exit(1);                                                                                          \
-    }                                                                                                        \
-  } while (0)
 
 constexpr int kCluster = 16, kThreads = 416;
 constexpr int kImageFloats = 784, kPadded = 1024;
@@ -200,27 +192,27 @@ struct Result {
 class Timer {
  public:
   explicit Timer(cudaStream_t stream) : stream_(stream) {
-    FLOORS_CUDA(cudaEventCreate(&start_));
-    FLOORS_CUDA(cudaEventCreate(&stop_));
+    TOOL_CUDA(cudaEventCreate(&start_));
+    TOOL_CUDA(cudaEventCreate(&stop_));
     int l2 = 0;
-    FLOORS_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
+    TOOL_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
     flush_bytes_ = 2 * static_cast<std::size_t>(std::max(l2, 1 << 20));
-    FLOORS_CUDA(cudaMalloc(&flush_, flush_bytes_));
+    TOOL_CUDA(cudaMalloc(&flush_, flush_bytes_));
   }
   /// Median and minimum of `runs` event-timed runs of work(), each after an L2 flush (like course::GpuTimer).
   std::pair<double, double> time(const std::function<void()>& work, int runs, bool flush = true) {
     for (int i = 0; i < 10; ++i) work();
-    FLOORS_CUDA(cudaStreamSynchronize(stream_));
+    TOOL_CUDA(cudaStreamSynchronize(stream_));
     std::vector<double> us;
     for (int i = 0; i < runs; ++i) {
-      if (flush) FLOORS_CUDA(cudaMemsetAsync(flush_, i & 0xff, flush_bytes_, stream_));
-      FLOORS_CUDA(cudaEventRecord(start_, stream_));
+      if (flush) TOOL_CUDA(cudaMemsetAsync(flush_, i & 0xff, flush_bytes_, stream_));
+      TOOL_CUDA(cudaEventRecord(start_, stream_));
       work();
-      FLOORS_CUDA(cudaEventRecord(stop_, stream_));
-      FLOORS_CUDA(cudaEventSynchronize(stop_));
-      FLOORS_CUDA(cudaGetLastError());
+      TOOL_CUDA(cudaEventRecord(stop_, stream_));
+      TOOL_CUDA(cudaEventSynchronize(stop_));
+      TOOL_CUDA(cudaGetLastError());
       float ms = 0;
-      FLOORS_CUDA(cudaEventElapsedTime(&ms, start_, stop_));
+      TOOL_CUDA(cudaEventElapsedTime(&ms, start_, stop_));
       us.push_back(1000.0 * ms);
     }
     std::sort(us.begin(), us.end());
@@ -252,9 +244,9 @@ int main(int argc, char** argv) {
     return 77;
   }
   cudaDeviceProp prop{};
-  FLOORS_CUDA(cudaGetDeviceProperties(&prop, 0));
+  TOOL_CUDA(cudaGetDeviceProperties(&prop, 0));
   int clusters = 0;
-  FLOORS_CUDA(cudaDeviceGetAttribute(&clusters, cudaDevAttrClusterLaunch, 0));
+  TOOL_CUDA(cudaDeviceGetAttribute(&clusters, cudaDevAttrClusterLaunch, 0));
   if (clusters == 0) {
     std::printf("lab07_latency_floors: %s cannot launch clusters (compute capability 9.0 needed)\n", prop.name);
     return 77;
@@ -263,7 +255,7 @@ int main(int argc, char** argv) {
               prop.l2CacheSize >> 20);
 
   cudaStream_t stream = nullptr;
-  FLOORS_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  TOOL_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   Timer timer(stream);
   std::vector<Result> results;
   const auto add = [&](const std::string& what, std::pair<double, double> t, const std::string& note = "") {
@@ -276,11 +268,11 @@ int main(int argc, char** argv) {
   for (int i = 0; i < kPackedFloats; ++i) host_weights[static_cast<std::size_t>(i)] = 0.001f * static_cast<float>(i % 97);
   for (int i = 0; i < kImageFloats; ++i) host_image[static_cast<std::size_t>(i)] = static_cast<float>(i % 255) / 255.0f;
   float *d_weights = nullptr, *d_image = nullptr, *d_out = nullptr;
-  FLOORS_CUDA(cudaMalloc(&d_weights, sizeof(float) * kPackedFloats));
-  FLOORS_CUDA(cudaMalloc(&d_image, sizeof(float) * kImageFloats));
-  FLOORS_CUDA(cudaMalloc(&d_out, 64));
-  FLOORS_CUDA(cudaMemcpy(d_weights, host_weights.data(), sizeof(float) * kPackedFloats, cudaMemcpyHostToDevice));
-  FLOORS_CUDA(cudaMemcpy(d_image, host_image.data(), sizeof(float) * kImageFloats, cudaMemcpyHostToDevice));
+  TOOL_CUDA(cudaMalloc(&d_weights, sizeof(float) * kPackedFloats));
+  TOOL_CUDA(cudaMalloc(&d_image, sizeof(float) * kImageFloats));
+  TOOL_CUDA(cudaMalloc(&d_out, 64));
+  TOOL_CUDA(cudaMemcpy(d_weights, host_weights.data(), sizeof(float) * kPackedFloats, cudaMemcpyHostToDevice));
+  TOOL_CUDA(cudaMemcpy(d_image, host_image.data(), sizeof(float) * kImageFloats, cudaMemcpyHostToDevice));
 
   const int smem = kSmemFloats * static_cast<int>(sizeof(float));
   const auto cluster_launch = [&](void (*kernel)(const float*, const float*, float*), bool persist) {
@@ -302,20 +294,20 @@ int main(int argc, char** argv) {
     config.stream = stream;
     config.attrs = attrs;
     config.numAttrs = persist ? 2 : 1;
-    FLOORS_CUDA(cudaLaunchKernelEx(&config, kernel, static_cast<const float*>(d_image),
+    TOOL_CUDA(cudaLaunchKernelEx(&config, kernel, static_cast<const float*>(d_image),
                                    static_cast<const float*>(d_weights), d_out));
   };
   const auto prepare_cluster_kernel = [&](const void* kernel) {
-    FLOORS_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-    FLOORS_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    TOOL_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    TOOL_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   };
   prepare_cluster_kernel(reinterpret_cast<const void*>(cluster_skeleton<0>));
   prepare_cluster_kernel(reinterpret_cast<const void*>(cluster_skeleton<1>));
   prepare_cluster_kernel(reinterpret_cast<const void*>(cluster_skeleton<2>));
-  FLOORS_CUDA(cudaFuncSetAttribute(empty_cluster, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  TOOL_CUDA(cudaFuncSetAttribute(empty_cluster, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   prepare_cluster_kernel(reinterpret_cast<const void*>(cluster_phase0));
   prepare_cluster_kernel(reinterpret_cast<const void*>(async_skeleton));
-  FLOORS_CUDA(cudaFuncSetAttribute(empty_cluster, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  TOOL_CUDA(cudaFuncSetAttribute(empty_cluster, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
 
   constexpr int kRuns = 400;
   std::printf("one image (L2 flushed before every run, %d runs):\n", kRuns);
@@ -338,7 +330,7 @@ int main(int argc, char** argv) {
     c.stream = stream;
     c.attrs = &a;
     c.numAttrs = 1;
-    FLOORS_CUDA(cudaLaunchKernelEx(&c, kernel, args...));
+    TOOL_CUDA(cudaLaunchKernelEx(&c, kernel, args...));
   };
   add("empty 16-CTA cluster", timer.time([&] { plain_cluster(empty_cluster); }, kRuns));
   add("one CTA: cold image in, 1 float out", timer.time([&] { one_cta_image<<<1, kThreads, 0, stream>>>(d_image, d_out); }, kRuns));
@@ -352,42 +344,42 @@ int main(int argc, char** argv) {
   add("  + cold weights (245 KB)", timer.time([&] { cluster_launch(cluster_skeleton<2>, false); }, kRuns));
   // Persisting lines need a set-aside part of L2 (a device-wide limit; given back at the end).
   std::size_t old_limit = 0;
-  FLOORS_CUDA(cudaDeviceGetLimit(&old_limit, cudaLimitPersistingL2CacheSize));
-  FLOORS_CUDA(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 1u << 20));
+  TOOL_CUDA(cudaDeviceGetLimit(&old_limit, cudaLimitPersistingL2CacheSize));
+  TOOL_CUDA(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 1u << 20));
   add("  + weights persisting in L2", timer.time([&] { cluster_launch(cluster_skeleton<2>, true); }, kRuns),
       "access-policy window, 1 MB set aside");
-  FLOORS_CUDA(cudaCtxResetPersistingL2Cache());
-  FLOORS_CUDA(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, old_limit));
+  TOOL_CUDA(cudaCtxResetPersistingL2Cache());
+  TOOL_CUDA(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, old_limit));
 
   // ---- host to labels ----------------------------------------------------------------------
   constexpr int kImages = 10000;
   const std::size_t pixel_bytes = static_cast<std::size_t>(kImages) * 784;
   unsigned char* h_pixels = nullptr;
   int* h_labels = nullptr;
-  FLOORS_CUDA(cudaMallocHost(&h_pixels, pixel_bytes));
-  FLOORS_CUDA(cudaMallocHost(&h_labels, kImages * sizeof(int)));
+  TOOL_CUDA(cudaMallocHost(&h_pixels, pixel_bytes));
+  TOOL_CUDA(cudaMallocHost(&h_labels, kImages * sizeof(int)));
   for (std::size_t i = 0; i < pixel_bytes; ++i) h_pixels[i] = static_cast<unsigned char>(i * 7 % 251);
   unsigned char* d_pixels = nullptr;
   int* d_labels = nullptr;
-  FLOORS_CUDA(cudaMalloc(&d_pixels, pixel_bytes));
-  FLOORS_CUDA(cudaMalloc(&d_labels, kImages * sizeof(int)));
+  TOOL_CUDA(cudaMalloc(&d_pixels, pixel_bytes));
+  TOOL_CUDA(cudaMalloc(&d_labels, kImages * sizeof(int)));
   constexpr int kCopyRuns = 50;
   std::printf("host to device (%d runs):\n", kCopyRuns);
   const auto h2d = timer.time([&] {
-    FLOORS_CUDA(cudaMemcpyAsync(d_pixels, h_pixels, pixel_bytes, cudaMemcpyHostToDevice, stream));
+    TOOL_CUDA(cudaMemcpyAsync(d_pixels, h_pixels, pixel_bytes, cudaMemcpyHostToDevice, stream));
   }, kCopyRuns);
   char note[96];
   std::snprintf(note, sizeof(note), "%.1f GB/s (median), %.1f GB/s (best)", pixel_bytes / h2d.first / 1e3,
                 pixel_bytes / h2d.second / 1e3);
   add("H2D copy, 7.84 MB pinned", h2d, note);
   const auto d2h = timer.time([&] {
-    FLOORS_CUDA(cudaMemcpyAsync(h_labels, d_labels, kImages * sizeof(int), cudaMemcpyDeviceToHost, stream));
+    TOOL_CUDA(cudaMemcpyAsync(h_labels, d_labels, kImages * sizeof(int), cudaMemcpyDeviceToHost, stream));
   }, kCopyRuns);
   add("D2H copy, 40 KB pinned", d2h);
   unsigned* d_sum = nullptr;
-  FLOORS_CUDA(cudaMalloc(&d_sum, sizeof(unsigned)));
+  TOOL_CUDA(cudaMalloc(&d_sum, sizeof(unsigned)));
   const uint4* mapped = nullptr;  // the device's address of the pinned buffer (the same one with UVA)
-  FLOORS_CUDA(cudaHostGetDevicePointer(reinterpret_cast<void**>(const_cast<uint4**>(&mapped)), h_pixels, 0));
+  TOOL_CUDA(cudaHostGetDevicePointer(reinterpret_cast<void**>(const_cast<uint4**>(&mapped)), h_pixels, 0));
   const int words = static_cast<int>(pixel_bytes / 16);
   for (const int blocks : {132, 264, 528}) {
     const auto zc = timer.time([&] { zero_copy_read<<<blocks, 256, 0, stream>>>(mapped, words, d_sum); }, kCopyRuns);

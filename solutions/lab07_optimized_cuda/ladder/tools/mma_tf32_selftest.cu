@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "15_tf32_kernels.cuh"
+#include "tool_cuda_check.hpp"
 
 namespace {
 
@@ -33,28 +34,19 @@ namespace tf = ladder::tf32;
 using Split = tf::ThreeTf32<tf::SplitRounding::integer>;
 using SplitCvt = tf::ThreeTf32<tf::SplitRounding::cvt>;
 
-#define SELFTEST_CUDA(call)                                                                        \
-  do {                                                                                             \
-    const cudaError_t selftest_error = (call);                                                     \
-    if (selftest_error != cudaSuccess) {                                                           \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(selftest_error)); \
-      std::exit(1);                                                                                \
-    }                                                                                              \
-  } while (0)
-
 template <typename T>
 T* to_device(const std::vector<T>& host) {
   T* d = nullptr;
-  SELFTEST_CUDA(cudaMalloc(&d, host.size() * sizeof(T)));
-  SELFTEST_CUDA(cudaMemcpy(d, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
+  TOOL_CUDA(cudaMalloc(&d, host.size() * sizeof(T)));
+  TOOL_CUDA(cudaMemcpy(d, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
   return d;
 }
 
 template <typename T>
 std::vector<T> to_host(const T* d, std::size_t count) {
   std::vector<T> host(count);
-  SELFTEST_CUDA(cudaDeviceSynchronize());
-  SELFTEST_CUDA(cudaMemcpy(host.data(), d, count * sizeof(T), cudaMemcpyDeviceToHost));
+  TOOL_CUDA(cudaDeviceSynchronize());
+  TOOL_CUDA(cudaMemcpy(host.data(), d, count * sizeof(T), cudaMemcpyDeviceToHost));
   return host;
 }
 
@@ -95,9 +87,9 @@ bool check_rounding() {
   const int n = static_cast<int>(values.size());
   float* d_in = to_device(values);
   float* d_out = nullptr;
-  SELFTEST_CUDA(cudaMalloc(&d_out, 2 * values.size() * sizeof(float)));
+  TOOL_CUDA(cudaMalloc(&d_out, 2 * values.size() * sizeof(float)));
   round_kernel<<<(n + 255) / 256, 256>>>(d_in, d_out, n);
-  SELFTEST_CUDA(cudaGetLastError());
+  TOOL_CUDA(cudaGetLastError());
   const std::vector<float> got = to_host(d_out, 2 * values.size());
   int wrong = 0;
   for (int i = 0; i < 2 * n; ++i) {
@@ -133,9 +125,9 @@ std::vector<float> raw_mma(const std::vector<float>& a, const std::vector<float>
   float* d_a = to_device(a);
   float* d_b = to_device(b);
   float* d_d = nullptr;
-  SELFTEST_CUDA(cudaMalloc(&d_d, 128 * sizeof(float)));
+  TOOL_CUDA(cudaMalloc(&d_d, 128 * sizeof(float)));
   raw_mma_kernel<<<1, 32>>>(d_a, d_b, d_d);
-  SELFTEST_CUDA(cudaGetLastError());
+  TOOL_CUDA(cudaGetLastError());
   std::vector<float> d = to_host(d_d, 128);
   cudaFree(d_a);
   cudaFree(d_b);
@@ -224,9 +216,9 @@ std::vector<float> k16_product(const std::vector<float>& a, const std::vector<fl
   float4* d_hi = to_device(tf::tf32_fragments(1, 1, element, false));
   float4* d_lo = P::kSplit ? to_device(tf::tf32_fragments(1, 1, element, true)) : nullptr;
   float* d_d = nullptr;
-  SELFTEST_CUDA(cudaMalloc(&d_d, 128 * sizeof(float)));
+  TOOL_CUDA(cudaMalloc(&d_d, 128 * sizeof(float)));
   k16_kernel<P><<<1, 32>>>(d_words, d_hi, d_lo, d_d);
-  SELFTEST_CUDA(cudaGetLastError());
+  TOOL_CUDA(cudaGetLastError());
   std::vector<float> d = to_host(d_d, 128);
   cudaFree(d_words);
   cudaFree(d_hi);
@@ -293,13 +285,13 @@ template <typename P>
 void report_kernel(const char* name) {
   const auto kernel = tf::lenet_tf32<P>;
   const int shared_bytes = static_cast<int>(sizeof(tf::SharedTiles));
-  SELFTEST_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes));
-  SELFTEST_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+  TOOL_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes));
+  TOOL_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
                                      cudaSharedmemCarveoutMaxShared));
   cudaFuncAttributes attributes{};
-  SELFTEST_CUDA(cudaFuncGetAttributes(&attributes, kernel));
+  TOOL_CUDA(cudaFuncGetAttributes(&attributes, kernel));
   int per_sm = 0;
-  SELFTEST_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, tf::kThreads,
+  TOOL_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, tf::kThreads,
                                                              static_cast<std::size_t>(shared_bytes)));
   std::printf("     4. %-24s %d registers, %zu bytes local (spills), %d B shared per block, %d blocks of %d "
               "threads per SM\n",
@@ -315,7 +307,7 @@ int main() {
     return 77;
   }
   cudaDeviceProp prop{};
-  SELFTEST_CUDA(cudaGetDeviceProperties(&prop, 0));
+  TOOL_CUDA(cudaGetDeviceProperties(&prop, 0));
   std::printf("lab07_mma_selftest: %s, compute capability %d.%d\n", prop.name, prop.major, prop.minor);
   if (prop.major < 8) {
     std::printf("TF32 mma.sync needs compute capability 8.0: nothing to test\n");

@@ -32,19 +32,11 @@
 #include <vector>
 
 #include "18_wgmma_kernels.cuh"
+#include "tool_cuda_check.hpp"
 
 namespace {
 
 namespace wg = ladder::wgmma;
-
-#define SELFTEST_CUDA(call)                                                                                    \
-  do {                                                                                                         \
-    const cudaError_t selftest_error = (call);                                                                 \
-    if (selftest_error != cudaSuccess) {                                                                       \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(selftest_error)); \
-      std::exit(1);                                                                                            \
-    }                                                                                                          \
-  } while (0)
 
 constexpr int kMaxSteps = 20, kN = 88;
 
@@ -129,15 +121,15 @@ double run_case(const Case& c, bool swap, std::mt19937& rng) {
   uint4 *d_a = nullptr, *d_b = nullptr;
   float* d_out = nullptr;
   const std::size_t a_bytes = fragments.size() * sizeof(uint4);
-  SELFTEST_CUDA(cudaMalloc(&d_a, a_bytes));
-  SELFTEST_CUDA(cudaMalloc(&d_b, static_cast<std::size_t>(c.b_bytes)));
-  SELFTEST_CUDA(cudaMalloc(&d_out, want.size() * sizeof(float)));
-  SELFTEST_CUDA(cudaMemcpy(d_a, fragments.data(), a_bytes, cudaMemcpyHostToDevice));
-  SELFTEST_CUDA(cudaMemcpy(d_b, b.data(), static_cast<std::size_t>(c.b_bytes), cudaMemcpyHostToDevice));
+  TOOL_CUDA(cudaMalloc(&d_a, a_bytes));
+  TOOL_CUDA(cudaMalloc(&d_b, static_cast<std::size_t>(c.b_bytes)));
+  TOOL_CUDA(cudaMalloc(&d_out, want.size() * sizeof(float)));
+  TOOL_CUDA(cudaMemcpy(d_a, fragments.data(), a_bytes, cudaMemcpyHostToDevice));
+  TOOL_CUDA(cudaMemcpy(d_b, b.data(), static_cast<std::size_t>(c.b_bytes), cudaMemcpyHostToDevice));
   // Room past the operand: with the strides swapped a descriptor reaches beyond it.
   const int shared = c.b_bytes + (kN / 8) * std::max(c.b_k_stride, c.b_n_stride) + 256;
   const auto launch = [&](auto kernel) {
-    SELFTEST_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared));
+    TOOL_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared));
     kernel<<<1, 128, static_cast<std::size_t>(shared)>>>(d_a, d_b, c.b_bytes / 16, c, swap, d_out);
   };
   switch (c.steps) {  // the step counts of the cases in main()
@@ -146,13 +138,13 @@ double run_case(const Case& c, bool swap, std::mt19937& rng) {
     case wg::kConv2KSteps: launch(product<wg::kConv2KSteps>); break;
     default: std::fprintf(stderr, "no product<%d> instantiated\n", c.steps); std::exit(1);
   }
-  SELFTEST_CUDA(cudaGetLastError());
-  SELFTEST_CUDA(cudaDeviceSynchronize());
+  TOOL_CUDA(cudaGetLastError());
+  TOOL_CUDA(cudaDeviceSynchronize());
   std::vector<float> got(want.size());
-  SELFTEST_CUDA(cudaMemcpy(got.data(), d_out, got.size() * sizeof(float), cudaMemcpyDeviceToHost));
-  SELFTEST_CUDA(cudaFree(d_a));
-  SELFTEST_CUDA(cudaFree(d_b));
-  SELFTEST_CUDA(cudaFree(d_out));
+  TOOL_CUDA(cudaMemcpy(got.data(), d_out, got.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  TOOL_CUDA(cudaFree(d_a));
+  TOOL_CUDA(cudaFree(d_b));
+  TOOL_CUDA(cudaFree(d_out));
   double worst = 0.0;
   int reported = 0;
   for (int i = 0; i < 64 * kN; ++i) {
@@ -174,18 +166,18 @@ int main() {
     return 77;
   }
   cudaDeviceProp prop{};
-  SELFTEST_CUDA(cudaGetDeviceProperties(&prop, 0));
+  TOOL_CUDA(cudaGetDeviceProperties(&prop, 0));
   if (prop.major != 9 || prop.minor != 0) {
     std::printf("SKIP: %s is compute capability %d.%d; wgmma needs sm_90a (9.0)\n", prop.name, prop.major, prop.minor);
     return 77;
   }
   int* d_flag = nullptr;
   int flag = 0;
-  SELFTEST_CUDA(cudaMalloc(&d_flag, sizeof(int)));
+  TOOL_CUDA(cudaMalloc(&d_flag, sizeof(int)));
   wg::probe_sm90a<<<1, 1>>>(d_flag);
-  SELFTEST_CUDA(cudaGetLastError());
-  SELFTEST_CUDA(cudaMemcpy(&flag, d_flag, sizeof(int), cudaMemcpyDeviceToHost));
-  SELFTEST_CUDA(cudaFree(d_flag));
+  TOOL_CUDA(cudaGetLastError());
+  TOOL_CUDA(cudaMemcpy(&flag, d_flag, sizeof(int), cudaMemcpyDeviceToHost));
+  TOOL_CUDA(cudaFree(d_flag));
   if (flag == 0) {
     std::printf("FAIL: the code loaded on %s is not the sm_90a build (no wgmma)\n", prop.name);
     return 1;
@@ -223,10 +215,10 @@ int main() {
   }
 
   cudaFuncAttributes attributes{};
-  SELFTEST_CUDA(cudaFuncGetAttributes(&attributes, wg::lenet_wgmma));
+  TOOL_CUDA(cudaFuncGetAttributes(&attributes, wg::lenet_wgmma));
   int per_sm = 0;
-  SELFTEST_CUDA(cudaFuncSetAttribute(wg::lenet_wgmma, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sizeof(wg::Tiles))));
-  SELFTEST_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, wg::lenet_wgmma, wg::kThreads, sizeof(wg::Tiles)));
+  TOOL_CUDA(cudaFuncSetAttribute(wg::lenet_wgmma, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sizeof(wg::Tiles))));
+  TOOL_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, wg::lenet_wgmma, wg::kThreads, sizeof(wg::Tiles)));
   std::printf("lenet_wgmma: %d registers, %zu bytes local (spills), %zu bytes shared, %d blocks per SM\n",
               attributes.numRegs, attributes.localSizeBytes, sizeof(wg::Tiles), per_sm);
   std::printf(ok ? "PASS\n" : "FAIL\n");
