@@ -13,6 +13,7 @@
 //   one CTA, cold image   no cluster: the image from DRAM to shared memory, one float written back
 //   phase 0 + 1 store     the cluster's "every CTA runs" barrier alone, then CTA 0 writes a float
 //   st.async exchanges    rung 19's two exchanges (st.async counted by mbarriers), no loads, no math
+//   st.async.v4           rung 22's: the same exchanges in 16-byte messages; and the fc1 exchange alone
 // The difference between the last rows and the rung's time is its arithmetic and __syncthreads.
 //
 // Host to labels (rung 20): the bus.
@@ -33,7 +34,8 @@
 #include <string>
 #include <vector>
 
-#include "19_one_image_fast.cuh"  // rung 19's st.async helpers
+#include "19_one_image_fast.cuh"         // rung 19's st.async helpers
+#include "22_one_image_short_chain.cuh"  // rung 22's 16-byte st.async
 #include "tool_cuda_check.hpp"
 
 namespace {
@@ -144,6 +146,60 @@ __global__ void __launch_bounds__(kThreads) async_skeleton(float* out) {
   if (t < kFc1)
     rw::store_counted(rw::remote_address(rw::smem_address(s_part + rank * kFc1 + t), 0), s_pool1[t] + 1.0f,
                       rw::remote_address(bar1, 0));
+  if (rank != 0) {
+    __cluster_barrier_arrive_relaxed();
+    __cluster_barrier_wait();
+    return;
+  }
+  rw::wait_bytes(bar1);
+  __cluster_barrier_arrive_relaxed();
+  if (t == 0) {
+    float sum = 0.0f;
+    for (int r = 0; r < kCluster; ++r) sum += s_part[r * kFc1];
+    out[0] = sum;
+  }
+#else
+  (void)out;
+#endif
+}
+
+/// Rung 22's skeleton: its exchanges in 16-byte st.async messages (294 granules of pool1 into every
+/// CTA; 30 per CTA of fc1's partial rows into CTA 0), no arithmetic, no loads. kPool1Exchange
+/// false: only the second exchange, the floor of a design with one exchange.
+template <bool kPool1Exchange>
+__global__ void __launch_bounds__(kThreads) async_v4_skeleton(float* out) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  namespace rw = ladder::one_image_fast;
+  namespace sc = ladder::one_image_short_chain;
+  __shared__ alignas(16) float s_pool1[1176];
+  __shared__ alignas(16) float s_part[kCluster * kFc1];
+  __shared__ alignas(8) unsigned long long bars[2];
+  const int rank = static_cast<int>(cg::this_cluster().block_rank());
+  const int t = static_cast<int>(threadIdx.x);
+  const unsigned bar0 = rw::smem_address(&bars[0]), bar1 = rw::smem_address(&bars[1]);
+  if (t == 0) {
+    if (kPool1Exchange) rw::expect_bytes(bar0, 1176 * sizeof(float));
+    if (rank == 0) rw::expect_bytes(bar1, kCluster * kFc1 * sizeof(float));
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __cluster_barrier_arrive_relaxed();
+  __cluster_barrier_wait();
+  float value = 1.0f;
+  if constexpr (kPool1Exchange) {
+    const int g0 = rank * sc::kGranules / kCluster, items = 4 * ((rank + 1) * sc::kGranules / kCluster - g0);
+    if ((t & ~3) < items) {
+      const unsigned local = rw::smem_address(s_pool1 + 4 * g0 + (t & ~3));
+      for (int m = 0; m < kCluster / 4; ++m) {
+        const int d = (t & 3) + 4 * m;
+        sc::store_counted_v4(rw::remote_address(local, d), make_float4(1, 1, 1, 1), rw::remote_address(bar0, d));
+      }
+    }
+    rw::wait_bytes(bar0);
+    value = s_pool1[t % 1176];
+  }
+  if (t < kFc1 && t % 4 == 0)
+    sc::store_counted_v4(rw::remote_address(rw::smem_address(s_part + rank * kFc1 + t), 0), make_float4(value, 0, 0, 0),
+                         rw::remote_address(bar1, 0));
   if (rank != 0) {
     __cluster_barrier_arrive_relaxed();
     __cluster_barrier_wait();
@@ -307,6 +363,8 @@ int main(int argc, char** argv) {
   TOOL_CUDA(cudaFuncSetAttribute(empty_cluster, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   prepare_cluster_kernel(reinterpret_cast<const void*>(cluster_phase0));
   prepare_cluster_kernel(reinterpret_cast<const void*>(async_skeleton));
+  prepare_cluster_kernel(reinterpret_cast<const void*>(async_v4_skeleton<true>));
+  prepare_cluster_kernel(reinterpret_cast<const void*>(async_v4_skeleton<false>));
   TOOL_CUDA(cudaFuncSetAttribute(empty_cluster, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
 
   constexpr int kRuns = 400;
@@ -338,6 +396,10 @@ int main(int argc, char** argv) {
       "every CTA runs, then CTA 0 writes");
   add("st.async exchanges (rung 19)", timer.time([&] { plain_cluster(async_skeleton, d_out); }, kRuns),
       "2 exchanges counted by mbarriers");
+  add("st.async.v4 exchanges (rung 22)", timer.time([&] { plain_cluster(async_v4_skeleton<true>, d_out); }, kRuns),
+      "2 exchanges in 16-byte messages");
+  add("st.async.v4, fc1 exchange only", timer.time([&] { plain_cluster(async_v4_skeleton<false>, d_out); }, kRuns),
+      "1 exchange: the floor of one-exchange designs");
   add("cluster barriers + DSMEM stores", timer.time([&] { cluster_launch(cluster_skeleton<0>, false); }, kRuns),
       "2 exchange phases, no loads");
   add("  + cold image (3 KB)", timer.time([&] { cluster_launch(cluster_skeleton<1>, false); }, kRuns));
