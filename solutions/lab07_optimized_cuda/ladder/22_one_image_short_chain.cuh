@@ -29,7 +29,7 @@
 #include <cstddef>
 
 #include "13_cluster_one_image.cuh"
-#include "19_one_image_fast.cuh"  // smem_address, remote_address, expect_bytes, wait_bytes
+#include "st_async.cuh"  // smem_address, remote_address, store_counted_v4, expect_bytes, wait_bytes
 
 namespace ladder::one_image_short_chain {
 
@@ -67,11 +67,6 @@ enum Stamp : int {
   kStart, kImageIn, kConv1Done, kPool1In, kFeaturesDone, kFc1Sent, kFc1In, kH1Done, kH2Done, kLogitsOut, kStampCount
 };
 constexpr int kStampRuns = 1024;  // a ring of [kStampRuns][kStampCount] long longs, then a counter
-
-__device__ __forceinline__ void store_counted_v4(unsigned remote, float4 v, unsigned remote_bar) {
-  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, [%5];"
-               :: "r"(remote), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w), "r"(remote_bar) : "memory");
-}
 
 __device__ __forceinline__ void named_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;" :: "r"(id), "r"(threads) : "memory");
@@ -215,7 +210,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
       for (int m = 0; m < kCluster / 4; ++m) {
         const int d = j + 4 * m;
-        store_counted_v4(rw::remote_address(local, d), v, rw::remote_address(pool1_bar, d));
+        rw::store_counted_v4(rw::remote_address(local, d), v, rw::remote_address(pool1_bar, d));
       }
     }
   } else if (warp < kFc1Warp0) {
@@ -252,7 +247,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                                  __shfl_down_sync(0xffffffffu, partial, 2), __shfl_down_sync(0xffffffffu, partial, 3));
     __cluster_barrier_wait();  // phase 0
     if ((o & 3) == 0 && o < co::kFc1)
-      store_counted_v4(rw::remote_address(rw::smem_address(s_fc1_part + rank * co::kFc1 + o), 0), v,
+      rw::store_counted_v4(rw::remote_address(rw::smem_address(s_fc1_part + rank * co::kFc1 + o), 0), v,
                        rw::remote_address(fc1_bar, 0));
     if (t == 32 * kFc1Warp0) stamp(kFc1Sent);
   } else {

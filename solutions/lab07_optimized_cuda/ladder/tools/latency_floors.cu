@@ -191,14 +191,14 @@ __global__ void __launch_bounds__(kThreads) async_v4_skeleton(float* out) {
       const unsigned local = rw::smem_address(s_pool1 + 4 * g0 + (t & ~3));
       for (int m = 0; m < kCluster / 4; ++m) {
         const int d = (t & 3) + 4 * m;
-        sc::store_counted_v4(rw::remote_address(local, d), make_float4(1, 1, 1, 1), rw::remote_address(bar0, d));
+        rw::store_counted_v4(rw::remote_address(local, d), make_float4(1, 1, 1, 1), rw::remote_address(bar0, d));
       }
     }
     rw::wait_bytes(bar0);
     value = s_pool1[t % 1176];
   }
   if (t < kFc1 && t % 4 == 0)
-    sc::store_counted_v4(rw::remote_address(rw::smem_address(s_part + rank * kFc1 + t), 0), make_float4(value, 0, 0, 0),
+    rw::store_counted_v4(rw::remote_address(rw::smem_address(s_part + rank * kFc1 + t), 0), make_float4(value, 0, 0, 0),
                          rw::remote_address(bar1, 0));
   if (rank != 0) {
     __cluster_barrier_arrive_relaxed();
