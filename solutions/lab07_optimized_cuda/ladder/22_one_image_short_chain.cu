@@ -21,9 +21,11 @@
 //
 // MEASURED: see the end of this header (filled in from the run).
 //
-// Knob, for measuring (read by prepare()):
-//   COURSE_LADDER_STAMPS=1   CTA 0 writes clock64() after every step into a ring buffer; the rung
-//                            prints the median cycles per step (and the SM clock) when destroyed.
+// Knobs, for measuring (read by prepare()):
+//   COURSE_LADDER_STAMPS=1     CTA 0 writes clock64() after every step into a ring buffer; the rung
+//                              prints the median cycles per step (and the SM clock) when destroyed.
+//   COURSE_LADDER_WARM_CODE=0|1  warp 12 runs every step's code once, dry, while the image loads, so
+//                              that the instruction cache holds it before the chain gets there.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -89,6 +91,17 @@ std::vector<float> pack(const lab04::FoldedLeNet& net) {
 
 using Kernel = void (*)(const float*, const float*, float*, int*, long long*);
 
+constexpr bool kWarmCodeByDefault = false;
+
+/// A 0/1 environment knob; anything else is refused.
+bool knob_on(const char* name, bool fallback) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') return fallback;
+  if (std::strcmp(text, "0") != 0 && std::strcmp(text, "1") != 0)
+    throw course::Error(std::string(name) + " must be 0 or 1, got '" + text + "'");
+  return text[0] == '1';
+}
+
 class OneImageShortChain final : public ladder::Rung {
  public:
   ~OneImageShortChain() override { print_stamps(); }
@@ -104,10 +117,11 @@ class OneImageShortChain final : public ladder::Rung {
     ladder::support::DeviceWeights::check_shapes(net);
     ladder::support::check_max_batch(max_batch);
     if (const std::string why = unsupported_reason(); !why.empty()) throw course::Error("rung 22: " + why);
-    const char* knob = std::getenv("COURSE_LADDER_STAMPS");
     print_stamps();
-    stamped_ = knob != nullptr && std::strcmp(knob, "1") == 0;
-    kernel_ = stamped_ ? sc::short_chain_lenet<true> : sc::short_chain_lenet<false>;
+    stamped_ = knob_on("COURSE_LADDER_STAMPS", false);
+    const bool warm = knob_on("COURSE_LADDER_WARM_CODE", kWarmCodeByDefault);
+    kernel_ = stamped_ ? (warm ? sc::short_chain_lenet<true, true> : sc::short_chain_lenet<true, false>)
+                       : (warm ? sc::short_chain_lenet<false, true> : sc::short_chain_lenet<false, false>);
     packed_ = course::DeviceBuffer<float>(pack(net));
     stamps_ = course::DeviceBuffer<long long>();
     if (stamped_) {
@@ -127,8 +141,9 @@ class OneImageShortChain final : public ladder::Rung {
     static bool told = false;  // once per process: the runner prepares a rung several times
     if (!told) {
       told = true;
-      std::printf("  rung 22: 16-CTA clusters of %d threads (%d resident) up to %d images%s; larger batches: "
-                  "lab07::FastLeNet\n", sc::kThreads, resident, max_images_, stamped_ ? ", per-step clock stamps" : "");
+      std::printf("  rung 22: 16-CTA clusters of %d threads (%d resident) up to %d images%s%s; larger batches: "
+                  "lab07::FastLeNet\n", sc::kThreads, resident, max_images_, warm ? ", code warmed by a dry pass" : "",
+                  stamped_ ? ", per-step clock stamps" : "");
     }
   }
 

@@ -15,6 +15,8 @@
 //   st.async exchanges    rung 19's two exchanges (st.async counted by mbarriers), no loads, no math
 //   st.async.v4           rung 22's: the same exchanges in 16-byte messages; and the fc1 exchange alone
 // The difference between the last rows and the rung's time is its arithmetic and __syncthreads.
+//   rung 19/22 kernels    the whole kernels on random weights: cold (as the ladder), warm code (L2
+//                         flushed, then the kernel's code reloaded by a run on other buffers), warm
 //
 // Host to labels (rung 20): the bus.
 //   H2D copy              one 7.84 MB copy (10,000 images of uint8 pixels) from pinned memory
@@ -255,13 +257,16 @@ class Timer {
     flush_bytes_ = 2 * static_cast<std::size_t>(std::max(l2, 1 << 20));
     TOOL_CUDA(cudaMalloc(&flush_, flush_bytes_));
   }
-  /// Median and minimum of `runs` event-timed runs of work(), each after an L2 flush (like course::GpuTimer).
-  std::pair<double, double> time(const std::function<void()>& work, int runs, bool flush = true) {
+  /// Median and minimum of `runs` event-timed runs of work(), each after an L2 flush (like course::GpuTimer)
+  /// and then `before` (untimed: it runs between the flush and the first event).
+  std::pair<double, double> time(const std::function<void()>& work, int runs, bool flush = true,
+                                 const std::function<void()>& before = nullptr) {
     for (int i = 0; i < 10; ++i) work();
     TOOL_CUDA(cudaStreamSynchronize(stream_));
     std::vector<double> us;
     for (int i = 0; i < runs; ++i) {
       if (flush) TOOL_CUDA(cudaMemsetAsync(flush_, i & 0xff, flush_bytes_, stream_));
+      if (before) before();
       TOOL_CUDA(cudaEventRecord(start_, stream_));
       work();
       TOOL_CUDA(cudaEventRecord(stop_, stream_));
@@ -412,6 +417,111 @@ int main(int argc, char** argv) {
       "access-policy window, 1 MB set aside");
   TOOL_CUDA(cudaCtxResetPersistingL2Cache());
   TOOL_CUDA(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, old_limit));
+
+  // ---- whole rungs: what is cold ------------------------------------------------------------
+  // Rungs 19's and 22's kernels on random weights, three ways: cold (L2 flushed, as the ladder
+  // times: the image, the weights *and the kernel's machine code* come from DRAM); warm code (L2
+  // flushed, then the same kernel run once on a second copy of image and weights: its code is in
+  // L2 again, its data is not); warm (no flush). Rung 22 also prints its per-step clock stamps.
+  {
+    namespace sc = ladder::one_image_short_chain;
+    namespace co = ladder::cluster_one_image;
+    namespace rw = ladder::one_image_fast;
+    const auto random_copy = [](int floats, float scale) {
+      std::vector<float> v(static_cast<std::size_t>(floats));
+      unsigned x = 12345u + static_cast<unsigned>(floats);
+      for (float& f : v) {
+        x = x * 1664525u + 1013904223u;
+        f = scale * (static_cast<float>(x >> 8) / 16777216.0f - 0.25f);
+      }
+      float* d = nullptr;
+      TOOL_CUDA(cudaMalloc(&d, v.size() * sizeof(float)));
+      TOOL_CUDA(cudaMemcpy(d, v.data(), v.size() * sizeof(float), cudaMemcpyHostToDevice));
+      return d;
+    };
+    float* images[2] = {random_copy(kImageFloats, 4.0f), random_copy(kImageFloats, 4.0f)};
+    float* packed22[2] = {random_copy(sc::kPackedFloats, 0.2f), random_copy(sc::kPackedFloats, 0.2f)};
+    float* packed19[2] = {random_copy(co::Layout<16>::kPackedFloats, 0.2f), random_copy(co::Layout<16>::kPackedFloats, 0.2f)};
+    float* logits = nullptr;
+    int* labels = nullptr;
+    long long* stamps[2] = {nullptr, nullptr};
+    const std::size_t stamp_words = static_cast<std::size_t>(sc::kStampRuns * sc::kStampCount + 1);
+    TOOL_CUDA(cudaMalloc(&logits, 64 * sizeof(float)));
+    TOOL_CUDA(cudaMalloc(&labels, 16 * sizeof(int)));
+    for (auto& p : stamps) TOOL_CUDA(cudaMalloc(&p, stamp_words * sizeof(long long)));
+    const int smem19 = co::Layout<16>::kSmemBytes;
+    TOOL_CUDA(cudaFuncSetAttribute(rw::async_cluster_lenet<16>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    TOOL_CUDA(cudaFuncSetAttribute(rw::async_cluster_lenet<16>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem19));
+    TOOL_CUDA(cudaFuncSetAttribute(sc::short_chain_lenet<false, false>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    TOOL_CUDA(cudaFuncSetAttribute(sc::short_chain_lenet<true, false>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    TOOL_CUDA(cudaFuncSetAttribute(sc::short_chain_lenet<false, true>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    TOOL_CUDA(cudaFuncSetAttribute(sc::short_chain_lenet<true, true>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    const auto launch = [&](auto kernel, int threads, int dynamic_smem, auto... args) {
+      cudaLaunchAttribute a{};
+      a.id = cudaLaunchAttributeClusterDimension;
+      a.val.clusterDim.x = kCluster;
+      a.val.clusterDim.y = 1;
+      a.val.clusterDim.z = 1;
+      cudaLaunchConfig_t c{};
+      c.gridDim = dim3(kCluster);
+      c.blockDim = dim3(static_cast<unsigned>(threads));
+      c.dynamicSmemBytes = static_cast<std::size_t>(dynamic_smem);
+      c.stream = stream;
+      c.attrs = &a;
+      c.numAttrs = 1;
+      TOOL_CUDA(cudaLaunchKernelEx(&c, kernel, args...));
+    };
+    const auto rung19 = [&](int copy) {
+      launch(rw::async_cluster_lenet<16>, co::kThreads, smem19, static_cast<const float*>(images[copy]),
+             static_cast<const float*>(packed19[copy]), logits, labels);
+    };
+    const auto rung22 = [&](int copy, bool stamped, bool warm = false) {
+      const auto kernel = stamped ? (warm ? sc::short_chain_lenet<true, true> : sc::short_chain_lenet<true, false>)
+                                  : (warm ? sc::short_chain_lenet<false, true> : sc::short_chain_lenet<false, false>);
+      launch(kernel, sc::kThreads, 0, static_cast<const float*>(images[copy]), static_cast<const float*>(packed22[copy]),
+             logits, labels, stamps[copy]);
+    };
+    const auto print_stamps = [&](const char* what) {
+      std::vector<long long> host(stamp_words);
+      TOOL_CUDA(cudaMemcpy(host.data(), stamps[0], stamp_words * sizeof(long long), cudaMemcpyDeviceToHost));
+      const int runs = static_cast<int>(std::min<long long>(host.back(), sc::kStampRuns));
+      std::printf("    rung 22 stamps, %s (CTA 0, cycles since its start, median of %d):", what, runs);
+      for (int st = 1; st < sc::kStampCount && runs > 0; ++st) {
+        std::vector<long long> v;
+        for (int r = 0; r < runs; ++r) v.push_back(host[static_cast<std::size_t>(r * sc::kStampCount + st)]);
+        std::nth_element(v.begin(), v.begin() + runs / 2, v.end());
+        std::printf(" %lld", v[static_cast<std::size_t>(runs / 2)]);
+      }
+      std::printf("\n");
+      TOOL_CUDA(cudaMemset(stamps[0], 0, stamp_words * sizeof(long long)));
+    };
+    std::printf("whole kernels, random weights (%d runs); stamps: image in, conv1, pool1 in, features, fc1 sent, "
+                "fc1 rows in, h1, h2, logits:\n", kRuns);
+    add("rung 19 kernel: cold", timer.time([&] { rung19(0); }, kRuns), "as the ladder: L2 flushed");
+    add("rung 19 kernel: warm code", timer.time([&] { rung19(0); }, kRuns, true, [&] { rung19(1); }),
+        "flushed, then its code reloaded");
+    add("rung 19 kernel: warm", timer.time([&] { rung19(0); }, kRuns, false), "no flush");
+    add("rung 22 kernel: cold", timer.time([&] { rung22(0, false); }, kRuns), "as the ladder: L2 flushed");
+    add("rung 22 kernel: warm code", timer.time([&] { rung22(0, false); }, kRuns, true, [&] { rung22(1, false); }),
+        "flushed, then its code reloaded");
+    add("rung 22 kernel: warm", timer.time([&] { rung22(0, false); }, kRuns, false), "no flush");
+    add("rung 22 kernel, dry pass: cold", timer.time([&] { rung22(0, false, true); }, kRuns),
+        "COURSE_LADDER_WARM_CODE=1, as the ladder");
+    add("rung 22 kernel, dry pass: warm code", timer.time([&] { rung22(0, false, true); }, kRuns, true,
+                                                          [&] { rung22(1, false, true); }), "flushed, code reloaded");
+    TOOL_CUDA(cudaMemset(stamps[0], 0, stamp_words * sizeof(long long)));
+    (void)timer.time([&] { rung22(0, true); }, kRuns);
+    print_stamps("cold");
+    (void)timer.time([&] { rung22(0, true, true); }, kRuns);
+    print_stamps("cold, dry pass");
+    (void)timer.time([&] { rung22(0, true); }, kRuns, true, [&] { rung22(1, true); });
+    print_stamps("warm code");
+    (void)timer.time([&] { rung22(0, true); }, kRuns, false);
+    print_stamps("warm");
+    for (float* p : {images[0], images[1], packed22[0], packed22[1], packed19[0], packed19[1], logits}) cudaFree(p);
+    cudaFree(labels);
+    for (auto& p : stamps) cudaFree(p);
+  }
 
   // ---- host to labels ----------------------------------------------------------------------
   constexpr int kImages = 10000;
