@@ -120,6 +120,23 @@ __global__ void __launch_bounds__(kThreads) cluster_phase0(float* out) {
 #endif
 }
 
+/// The end of both st.async skeletons: the other CTAs wait (phase 1) until CTA 0 has every partial
+/// row counted on bar1; CTA 0 adds one value of each row and writes it.
+__device__ __forceinline__ void end_in_cta0(int rank, int t, unsigned bar1, const float* s_part, float* out) {
+  if (rank != 0) {
+    __cluster_barrier_arrive_relaxed();
+    __cluster_barrier_wait();
+    return;
+  }
+  ladder::one_image_fast::wait_bytes(bar1);
+  __cluster_barrier_arrive_relaxed();
+  if (t == 0) {
+    float sum = 0.0f;
+    for (int r = 0; r < kCluster; ++r) sum += s_part[r * kFc1];
+    out[0] = sum;
+  }
+}
+
 /// Rung 19's skeleton: the same two exchanges as cluster_skeleton<0>, as st.async stores counted
 /// by an mbarrier in the receiving CTA (19_one_image_fast.cuh), no arithmetic, no loads.
 __global__ void __launch_bounds__(kThreads) async_skeleton(float* out) {
@@ -148,18 +165,7 @@ __global__ void __launch_bounds__(kThreads) async_skeleton(float* out) {
   if (t < kFc1)
     rw::store_counted(rw::remote_address(rw::smem_address(s_part + rank * kFc1 + t), 0), s_pool1[t] + 1.0f,
                       rw::remote_address(bar1, 0));
-  if (rank != 0) {
-    __cluster_barrier_arrive_relaxed();
-    __cluster_barrier_wait();
-    return;
-  }
-  rw::wait_bytes(bar1);
-  __cluster_barrier_arrive_relaxed();
-  if (t == 0) {
-    float sum = 0.0f;
-    for (int r = 0; r < kCluster; ++r) sum += s_part[r * kFc1];
-    out[0] = sum;
-  }
+  end_in_cta0(rank, t, bar1, s_part, out);
 #else
   (void)out;
 #endif
@@ -202,18 +208,7 @@ __global__ void __launch_bounds__(kThreads) async_v4_skeleton(float* out) {
   if (t < kFc1 && t % 4 == 0)
     rw::store_counted_v4(rw::remote_address(rw::smem_address(s_part + rank * kFc1 + t), 0), make_float4(value, 0, 0, 0),
                          rw::remote_address(bar1, 0));
-  if (rank != 0) {
-    __cluster_barrier_arrive_relaxed();
-    __cluster_barrier_wait();
-    return;
-  }
-  rw::wait_bytes(bar1);
-  __cluster_barrier_arrive_relaxed();
-  if (t == 0) {
-    float sum = 0.0f;
-    for (int r = 0; r < kCluster; ++r) sum += s_part[r * kFc1];
-    out[0] = sum;
-  }
+  end_in_cta0(rank, t, bar1, s_part, out);
 #else
   (void)out;
 #endif
@@ -380,7 +375,7 @@ int main(int argc, char** argv) {
         empty_cluster<<<kCluster, kThreads, static_cast<std::size_t>(smem), stream>>>();
       }, kRuns), "no cluster");
   // One cluster of kCluster CTAs, launched as the rungs launch theirs (cudaLaunchKernelEx).
-  const auto plain_cluster = [&](auto kernel, auto... args) {
+  const auto launch_cluster = [&](auto kernel, int threads, int dynamic_smem, auto... args) {
     cudaLaunchAttribute a{};
     a.id = cudaLaunchAttributeClusterDimension;
     a.val.clusterDim.x = kCluster;
@@ -388,13 +383,14 @@ int main(int argc, char** argv) {
     a.val.clusterDim.z = 1;
     cudaLaunchConfig_t c{};
     c.gridDim = dim3(kCluster);
-    c.blockDim = dim3(kThreads);
-    c.dynamicSmemBytes = static_cast<std::size_t>(smem);
+    c.blockDim = dim3(static_cast<unsigned>(threads));
+    c.dynamicSmemBytes = static_cast<std::size_t>(dynamic_smem);
     c.stream = stream;
     c.attrs = &a;
     c.numAttrs = 1;
     TOOL_CUDA(cudaLaunchKernelEx(&c, kernel, args...));
   };
+  const auto plain_cluster = [&](auto kernel, auto... args) { launch_cluster(kernel, kThreads, smem, args...); };
   add("empty 16-CTA cluster", timer.time([&] { plain_cluster(empty_cluster); }, kRuns));
   add("one CTA: cold image in, 1 float out", timer.time([&] { one_cta_image<<<1, kThreads, 0, stream>>>(d_image, d_out); }, kRuns));
   add("16-CTA cluster: phase 0 + 1 store", timer.time([&] { plain_cluster(cluster_phase0, d_out); }, kRuns),
@@ -456,29 +452,14 @@ int main(int argc, char** argv) {
     TOOL_CUDA(cudaFuncSetAttribute(sc::short_chain_lenet<true, false>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
     TOOL_CUDA(cudaFuncSetAttribute(sc::short_chain_lenet<false, true>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
     TOOL_CUDA(cudaFuncSetAttribute(sc::short_chain_lenet<true, true>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-    const auto launch = [&](auto kernel, int threads, int dynamic_smem, auto... args) {
-      cudaLaunchAttribute a{};
-      a.id = cudaLaunchAttributeClusterDimension;
-      a.val.clusterDim.x = kCluster;
-      a.val.clusterDim.y = 1;
-      a.val.clusterDim.z = 1;
-      cudaLaunchConfig_t c{};
-      c.gridDim = dim3(kCluster);
-      c.blockDim = dim3(static_cast<unsigned>(threads));
-      c.dynamicSmemBytes = static_cast<std::size_t>(dynamic_smem);
-      c.stream = stream;
-      c.attrs = &a;
-      c.numAttrs = 1;
-      TOOL_CUDA(cudaLaunchKernelEx(&c, kernel, args...));
-    };
     const auto rung19 = [&](int copy) {
-      launch(rw::async_cluster_lenet<16>, co::kThreads, smem19, static_cast<const float*>(images[copy]),
+      launch_cluster(rw::async_cluster_lenet<16>, co::kThreads, smem19, static_cast<const float*>(images[copy]),
              static_cast<const float*>(packed19[copy]), logits, labels);
     };
     const auto rung22 = [&](int copy, bool stamped, bool warm = false) {
       const auto kernel = stamped ? (warm ? sc::short_chain_lenet<true, true> : sc::short_chain_lenet<true, false>)
                                   : (warm ? sc::short_chain_lenet<false, true> : sc::short_chain_lenet<false, false>);
-      launch(kernel, sc::kThreads, 0, static_cast<const float*>(images[copy]), static_cast<const float*>(packed22[copy]),
+      launch_cluster(kernel, sc::kThreads, 0, static_cast<const float*>(images[copy]), static_cast<const float*>(packed22[copy]),
              logits, labels, stamps[copy]);
     };
     const auto print_stamps = [&](const char* what) {
