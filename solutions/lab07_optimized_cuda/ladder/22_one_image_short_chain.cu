@@ -24,8 +24,8 @@
 // Knobs, for measuring (read by prepare()):
 //   COURSE_LADDER_STAMPS=1     CTA 0 writes clock64() after every step into a ring buffer; the rung
 //                              prints the median cycles per step (and the SM clock) when destroyed.
-//   COURSE_LADDER_WARM_CODE=0|1  warp 12 runs every step's code once, dry, while the image loads, so
-//                              that the instruction cache holds it before the chain gets there.
+//   COURSE_LADDER_WEIGHT_LOADS=volatile|relaxed|nc  how the weights are loaded into registers
+//                              (ld.volatile, the default; ld.relaxed.gpu; __ldg) -- see load4.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -91,8 +91,6 @@ std::vector<float> pack(const lab04::FoldedLeNet& net) {
 
 using Kernel = void (*)(const float*, const float*, float*, int*, long long*);
 
-constexpr bool kWarmCodeByDefault = false;
-
 /// A 0/1 environment knob; anything else is refused.
 bool knob_on(const char* name, bool fallback) {
   const char* text = std::getenv(name);
@@ -100,6 +98,11 @@ bool knob_on(const char* name, bool fallback) {
   if (std::strcmp(text, "0") != 0 && std::strcmp(text, "1") != 0)
     throw course::Error(std::string(name) + " must be 0 or 1, got '" + text + "'");
   return text[0] == '1';
+}
+
+std::string env_or(const char* name, const std::string& fallback) {
+  const char* text = std::getenv(name);
+  return text == nullptr || *text == '\0' ? fallback : std::string(text);
 }
 
 class OneImageShortChain final : public ladder::Rung {
@@ -114,9 +117,16 @@ class OneImageShortChain final : public ladder::Rung {
     if (const std::string why = unsupported_reason(); !why.empty()) throw course::Error("rung 22: " + why);
     print_stamps();
     stamped_ = knob_on("COURSE_LADDER_STAMPS", false);
-    const bool warm = knob_on("COURSE_LADDER_WARM_CODE", kWarmCodeByDefault);
-    kernel_ = stamped_ ? (warm ? sc::short_chain_lenet<true, true> : sc::short_chain_lenet<true, false>)
-                       : (warm ? sc::short_chain_lenet<false, true> : sc::short_chain_lenet<false, false>);
+    const std::string loads = env_or("COURSE_LADDER_WEIGHT_LOADS", "volatile");
+    if (loads == "volatile") {
+      kernel_ = stamped_ ? sc::short_chain_lenet<true, sc::kVolatile> : sc::short_chain_lenet<false, sc::kVolatile>;
+    } else if (loads == "relaxed") {
+      kernel_ = stamped_ ? sc::short_chain_lenet<true, sc::kRelaxed> : sc::short_chain_lenet<false, sc::kRelaxed>;
+    } else if (loads == "nc") {
+      kernel_ = stamped_ ? sc::short_chain_lenet<true, sc::kNonCoherent> : sc::short_chain_lenet<false, sc::kNonCoherent>;
+    } else {
+      throw course::Error("COURSE_LADDER_WEIGHT_LOADS must be volatile, relaxed or nc, got '" + loads + "'");
+    }
     packed_ = course::DeviceBuffer<float>(pack(net));
     stamps_ = course::DeviceBuffer<long long>();
     if (stamped_) {
@@ -136,8 +146,8 @@ class OneImageShortChain final : public ladder::Rung {
     static bool told = false;  // once per process: the runner prepares a rung several times
     if (!told) {
       told = true;
-      std::printf("  rung 22: 16-CTA clusters of %d threads (%d resident) up to %d images%s%s; larger batches: "
-                  "lab07::FastLeNet\n", sc::kThreads, resident, max_images_, warm ? ", code warmed by a dry pass" : "",
+      std::printf("  rung 22: 16-CTA clusters of %d threads (%d resident) up to %d images, weights by %s loads%s; "
+                  "larger batches: lab07::FastLeNet\n", sc::kThreads, resident, max_images_, loads.c_str(),
                   stamped_ ? ", per-step clock stamps" : "");
     }
   }

@@ -76,24 +76,42 @@ __device__ __forceinline__ void named_arrive(int id, int threads) {
   asm volatile("bar.arrive %0, %1;" :: "r"(id), "r"(threads) : "memory");
 }
 
+/// How the weights come into registers. kVolatile (the default): ld.volatile. With __ldg
+/// (kNonCoherent, ld.global.nc: memory the kernel cannot change) the compiler is free to move each
+/// load down to its first use, into the chain: one cold DRAM fetch per step. A volatile load stays
+/// where it is written, issued at the kernel's start and waited for only at its first use.
+/// kRelaxed (ld.relaxed.gpu) stays put too, with GPU instead of system scope. Measured in the .cu.
+enum WeightLoads : int { kVolatile, kRelaxed, kNonCoherent };
+
 /// The first 4 * kQuads floats of dst from global memory, 16 bytes at a time: quad q from
 /// src + 4 * q * stride4 (stride4 > 1: a warp's lanes read consecutive float4s, coalesced).
-/// ld.volatile, because with __ldg (ld.global.nc: memory the kernel cannot change) the compiler
-/// was free to move each load down to its first use -- into the chain, a cold DRAM fetch per step
-/// (measured: conv1 1,100 and fc2 1,650 cycles instead of a few hundred). A volatile load stays
-/// where it is written: issued at the start, waited for only at its first use.
-template <int kQuads, int kN>
+template <int kQuads, int kLoads, int kN>
 __device__ __forceinline__ void load4(float (&dst)[kN], const float* src, int stride4 = 1) {
   static_assert(4 * kQuads <= kN, "fits");
 #pragma unroll
-  for (int q = 0; q < kQuads; ++q)
-    asm volatile("ld.volatile.global.v4.f32 {%0, %1, %2, %3}, [%4];"
-                 : "=f"(dst[4 * q]), "=f"(dst[4 * q + 1]), "=f"(dst[4 * q + 2]), "=f"(dst[4 * q + 3])
-                 : "l"(src + 4 * q * stride4));
+  for (int q = 0; q < kQuads; ++q) {
+    const float* at = src + 4 * q * stride4;
+    if constexpr (kLoads == kVolatile) {
+      asm volatile("ld.volatile.global.v4.f32 {%0, %1, %2, %3}, [%4];"
+                   : "=f"(dst[4 * q]), "=f"(dst[4 * q + 1]), "=f"(dst[4 * q + 2]), "=f"(dst[4 * q + 3]) : "l"(at));
+    } else if constexpr (kLoads == kRelaxed) {
+      asm volatile("ld.relaxed.gpu.global.v4.f32 {%0, %1, %2, %3}, [%4];"
+                   : "=f"(dst[4 * q]), "=f"(dst[4 * q + 1]), "=f"(dst[4 * q + 2]), "=f"(dst[4 * q + 3]) : "l"(at));
+    } else {
+      const float4 v = __ldg(reinterpret_cast<const float4*>(at));
+      dst[4 * q] = v.x, dst[4 * q + 1] = v.y, dst[4 * q + 2] = v.z, dst[4 * q + 3] = v.w;
+    }
+  }
 }
+template <int kLoads>
 __device__ __forceinline__ float load1(const float* src) {
+  if constexpr (kLoads == kNonCoherent) return __ldg(src);
   float v;
-  asm volatile("ld.volatile.global.f32 %0, [%1];" : "=f"(v) : "l"(src));
+  if constexpr (kLoads == kRelaxed) {
+    asm volatile("ld.relaxed.gpu.global.f32 %0, [%1];" : "=f"(v) : "l"(src));
+  } else {
+    asm volatile("ld.volatile.global.f32 %0, [%1];" : "=f"(v) : "l"(src));
+  }
   return v;
 }
 
@@ -132,13 +150,9 @@ __device__ __forceinline__ float4 add4(float4 a, float4 b) { return make_float4(
 
 /// images [n][28][28] -> logits [n][10], labels [n]; grid = n clusters of 16 CTAs in x, 416 threads.
 /// kStamped: CTA 0 also writes clock64() per stage into stamps (kStampRuns x kStampCount, then a counter).
-/// kWarmCode: warp 12 (idle until fc3) first runs every step's code once on whatever is in shared
-/// memory, with no waits and no stores (a "dry" pass), while warps 0-11 wait for the image: the
-/// SM's instruction cache then holds the code before the chain reaches it. The L2 flush before
-/// every timed run evicts the kernel's machine code too, so without this each step's first
-/// instructions come from DRAM, on the critical path. One copy of the code serves both passes
-/// (a loop the compiler may not unroll, over a flag it cannot see through).
-template <bool kStamped, bool kWarmCode>
+/// kLoads: how the weights come into registers (kVolatile, the default; kRelaxed; kNonCoherent,
+/// __ldg's ld.global.nc) -- see load4.
+template <bool kStamped, int kLoads>
 __global__ void __launch_bounds__(kThreads, 1)
     short_chain_lenet(const float* __restrict__ images, const float* __restrict__ packed, float* __restrict__ logits,
                       int* __restrict__ labels, long long* __restrict__ stamps) {
@@ -190,20 +204,20 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int c2_lane_w = lane / 6, c2_c = lane % 6;  // conv2: lane (w within the warp, input channel)
   if (warp < kConv2Warp0) {
     const int k = (4 * g0 + min(t, items - 1)) / co::kPool1Pixels;
-    load4<7>(wa, packed + kPConv1 + k * kTaps4);
+    load4<7, kLoads>(wa, packed + kPConv1 + k * kTaps4);
   } else if (warp < kFc1Warp0) {
-    load4<7>(wa, packed + kPConv2 + (rank * co::kC1 + (lane < 30 ? c2_c : 0)) * kTaps4);
+    load4<7, kLoads>(wa, packed + kPConv2 + (rank * co::kC1 + (lane < 30 ? c2_c : 0)) * kTaps4);
   } else if (warp < kFc3Warp) {
     const int o = min(t - 32 * kFc1Warp0, co::kFc1 - 1);
-    load4<7>(wa, packed + kPFc1 + (rank * (kFeatures4 / 4) * co::kFc1 + o) * 4, co::kFc1);
+    load4<7, kLoads>(wa, packed + kPFc1 + (rank * (kFeatures4 / 4) * co::kFc1 + o) * 4, co::kFc1);
   }
   if (rank == 0) {
-    if (t < co::kFc1) fc1_bias = load1(packed + kPFc1Bias + t);
+    if (t < co::kFc1) fc1_bias = load1<kLoads>(packed + kPFc1Bias + t);
     if (t < kFc2Threads) {
-      load4<8>(wb, packed + kPFc2 + 4 * t, kFc2Threads);
-      fc2_bias = load1(packed + kPFc2Bias + min((t / 32) * 8 + lane / 4, co::kFc2 - 1));
-    } else if (warp == kFc3Warp && !kWarmCode) {
-      load4<kFc3Regs / 4>(wb, packed + kPFc3 + 4 * lane, 32);  // (kWarmCode: after the dry pass)
+      load4<8, kLoads>(wb, packed + kPFc2 + 4 * t, kFc2Threads);
+      fc2_bias = load1<kLoads>(packed + kPFc2Bias + min((t / 32) * 8 + lane / 4, co::kFc2 - 1));
+    } else if (warp == kFc3Warp) {
+      load4<kFc3Regs / 4, kLoads>(wb, packed + kPFc3 + 4 * lane, 32);
     }
   }
   // Zero border and pads while the copies fly.
@@ -216,187 +230,155 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (t < kFeatures4 - co::kPool2Pixels) s_features[co::kPool2Pixels + t] = 0.0f;
   if (t < 4 * kH1Stride) s_h1[t] = 0.0f;  // the pad floats of each slice stay 0
 
-#pragma unroll 1
-  for (int pass = kWarmCode && warp == kFc3Warp ? 0 : 1; pass < 2; ++pass) {
-    int dry_flag = pass == 0;
-    asm volatile("" : "+r"(dry_flag));  // opaque: the compiler keeps one copy of the body for both passes
-    const bool dry = dry_flag != 0;
+  if (warp < kFc3Warp) {
+    __pipeline_wait_prior(0);
+    named_sync(2, kWorkers);  // the image and the zero border, in warps 0-11
+    if (t == 0 && s_image[0] == 0.0f) stamp(kImageIn);  // (the zero border)
+  }
 
-    if (!dry && warp < kFc3Warp) {
-      __pipeline_wait_prior(0);
-      named_sync(2, kWorkers);  // the image and the zero border, in warps 0-11
-      if (t == 0 && s_image[0] == 0.0f) stamp(kImageIn);  // (the zero border)
+  if (warp < kConv2Warp0) {
+    // conv1 + ReLU + pool1: item 4*g0 + t of pool1's 1,176 values.
+    const int item = 4 * g0 + min(t, items - 1);
+    const int k = item / co::kPool1Pixels, p = item - k * co::kPool1Pixels;
+    const int py = p / co::kPool1, px = p - py * co::kPool1;
+    float acc[2][2] = {};
+    pooled_5x5(s_image + 2 * py * co::kPadded + 2 * px, co::kPadded, wa, acc);
+    const float value = co::pool_bias_relu(acc[0][0], acc[0][1], acc[1][0], acc[1][1], wa[co::kTaps]);
+    if (t == 0) stamp(kConv1Done);
+    // The 4 values of a granule into all 4 lanes of its group; lane j of the group sends the
+    // granule to CTAs j, j+4, j+8, j+12 (16-byte st.async, counted by their pool1 mbarriers).
+    const int base = lane & ~3, j = lane & 3;
+    const float4 v = make_float4(__shfl_sync(0xffffffffu, value, base), __shfl_sync(0xffffffffu, value, base + 1),
+                                 __shfl_sync(0xffffffffu, value, base + 2), __shfl_sync(0xffffffffu, value, base + 3));
+    __cluster_barrier_wait();  // phase 0: every CTA runs, its mbarriers are initialised
+    if ((t & ~3) < items) {
+      const unsigned local = rw::smem_address(s_pool1 + 4 * g0 + (t & ~3));
+#pragma unroll
+      for (int m = 0; m < kCluster / 4; ++m) {
+        const int d = j + 4 * m;
+        rw::store_counted_v4(rw::remote_address(local, d), v, rw::remote_address(pool1_bar, d));
+      }
     }
+  } else if (warp < kFc1Warp0) {
+    // conv2 + pool2 of output channel `rank`: lane (w, c), 30 lanes = 5 pooled pixels x 6 channels.
+    const int w = min((warp - kConv2Warp0) * 5 + c2_lane_w, co::kPool2Pixels - 1);
+    const int wy = w / co::kPool2, wx = w - wy * co::kPool2;
+    rw::wait_bytes(pool1_bar);  // all of pool1 is here
+    if (t == 32 * kConv2Warp0 && s_pool1[0] >= 0.0f) stamp(kPool1In);
+    __cluster_barrier_wait();  // phase 0 (long complete: every CTA has sent to us)
+    float acc[2][2] = {};
+    pooled_5x5(s_pool1 + c2_c * co::kPool1Pixels + 2 * wy * co::kPool1 + 2 * wx, co::kPool1, wa, acc);
+    // Add the 6 input channels: lanes c = 0..5 of a group, c = 0 ends with the sum.
+    const float4 s1 = add4(make_float4(acc[0][0], acc[0][1], acc[1][0], acc[1][1]),
+                           shfl_down4(make_float4(acc[0][0], acc[0][1], acc[1][0], acc[1][1]), 1));
+    const float4 sum = add4(add4(s1, shfl_down4(s1, 2)), shfl_down4(s1, 4));
+    if (lane < 30 && c2_c == 0) s_features[w] = co::pool_bias_relu(sum.x, sum.y, sum.z, sum.w, wa[co::kTaps]);
+    named_arrive(1, 32 * (kFc3Warp - kConv2Warp0));  // the features, to the fc1 warps
+  } else if (warp < kFc3Warp) {
+    // fc1's partial sums over this channel's 25 features, for all 120 outputs.
+    const int o = t - 32 * kFc1Warp0;
+    named_sync(1, 32 * (kFc3Warp - kConv2Warp0));
+    if (t == 32 * kFc1Warp0 && s_features[0] >= 0.0f) stamp(kFeaturesDone);  // (ReLU: always)
+    float a[4] = {};
+#pragma unroll
+    for (int q = 0; q < kFeatures4 / 4; ++q) {
+      const float4 x = reinterpret_cast<const float4*>(s_features)[q];
+      a[0] = fmaf(x.x, wa[4 * q], a[0]);
+      a[1] = fmaf(x.y, wa[4 * q + 1], a[1]);
+      a[2] = fmaf(x.z, wa[4 * q + 2], a[2]);
+      a[3] = fmaf(x.w, wa[4 * q + 3], a[3]);
+    }
+    const float partial = (a[0] + a[1]) + (a[2] + a[3]);
+    const float4 v = make_float4(partial, __shfl_down_sync(0xffffffffu, partial, 1),
+                                 __shfl_down_sync(0xffffffffu, partial, 2), __shfl_down_sync(0xffffffffu, partial, 3));
+    __cluster_barrier_wait();  // phase 0
+    if ((o & 3) == 0 && o < co::kFc1)
+      rw::store_counted_v4(rw::remote_address(rw::smem_address(s_fc1_part + rank * co::kFc1 + o), 0), v,
+                           rw::remote_address(fc1_bar, 0));
+    if (t == 32 * kFc1Warp0) stamp(kFc1Sent);
+  } else {
+    __cluster_barrier_wait();  // phase 0 (the fc3 warp sends nothing)
+  }
 
-    if (dry || warp < kConv2Warp0) {
-      // conv1 + ReLU + pool1: item 4*g0 + t of pool1's 1,176 values.
-      const int item = 4 * g0 + min(t, items - 1);
-      const int k = item / co::kPool1Pixels, p = item - k * co::kPool1Pixels;
-      const int py = p / co::kPool1, px = p - py * co::kPool1;
-      float acc[2][2] = {};
-      pooled_5x5(s_image + 2 * py * co::kPadded + 2 * px, co::kPadded, wa, acc);
-      const float value = co::pool_bias_relu(acc[0][0], acc[0][1], acc[1][0], acc[1][1], wa[co::kTaps]);
-      if (t == 0) stamp(kConv1Done);
-      // The 4 values of a granule into all 4 lanes of its group; lane j of the group sends the
-      // granule to CTAs j, j+4, j+8, j+12 (16-byte st.async, counted by their pool1 mbarriers).
-      const int base = lane & ~3, j = lane & 3;
-      const float4 v = make_float4(__shfl_sync(0xffffffffu, value, base), __shfl_sync(0xffffffffu, value, base + 1),
-                                   __shfl_sync(0xffffffffu, value, base + 2), __shfl_sync(0xffffffffu, value, base + 3));
-      if (!dry) {
-        __cluster_barrier_wait();  // phase 0: every CTA runs, its mbarriers are initialised
-        if ((t & ~3) < items) {
-          const unsigned local = rw::smem_address(s_pool1 + 4 * g0 + (t & ~3));
-#pragma unroll
-          for (int m = 0; m < kCluster / 4; ++m) {
-            const int d = j + 4 * m;
-            rw::store_counted_v4(rw::remote_address(local, d), v, rw::remote_address(pool1_bar, d));
-          }
-        }
-      }
-    }
+  // Phase 1 keeps every CTA (its st.async on their way) alive until CTA 0 has all of fc1's rows.
+  if (rank != 0) {
+    __cluster_barrier_arrive_relaxed();
+    __cluster_barrier_wait();
+    return;
+  }
 
-    if (dry || (warp >= kConv2Warp0 && warp < kFc1Warp0)) {
-      // conv2 + pool2 of output channel `rank`: lane (w, c), 30 lanes = 5 pooled pixels x 6 channels.
-      const int w = min((warp - kConv2Warp0) * 5 + c2_lane_w, co::kPool2Pixels - 1);
-      const int wy = w / co::kPool2, wx = w - wy * co::kPool2;
-      if (!dry) {
-        rw::wait_bytes(pool1_bar);  // all of pool1 is here
-        if (t == 32 * kConv2Warp0 && s_pool1[0] >= 0.0f) stamp(kPool1In);
-        __cluster_barrier_wait();  // phase 0 (long complete: every CTA has sent to us)
-      }
-      float acc[2][2] = {};
-      pooled_5x5(s_pool1 + c2_c * co::kPool1Pixels + 2 * wy * co::kPool1 + 2 * wx, co::kPool1, wa, acc);
-      // Add the 6 input channels: lanes c = 0..5 of a group, c = 0 ends with the sum.
-      const float4 s1 = add4(make_float4(acc[0][0], acc[0][1], acc[1][0], acc[1][1]),
-                             shfl_down4(make_float4(acc[0][0], acc[0][1], acc[1][0], acc[1][1]), 1));
-      const float4 sum = add4(add4(s1, shfl_down4(s1, 2)), shfl_down4(s1, 4));
-      const float feature = co::pool_bias_relu(sum.x, sum.y, sum.z, sum.w, wa[co::kTaps]);
-      if (!dry) {
-        if (lane < 30 && c2_c == 0) s_features[w] = feature;
-        named_arrive(1, 32 * (kFc3Warp - kConv2Warp0));  // the features, to the fc1 warps
-      }
-    }
+  // ---- CTA 0: fc1's 16 rows + bias + ReLU, fc2 + ReLU, fc3, argmax -------------------------
+  if (t < co::kFc1) {
+    rw::wait_bytes(fc1_bar);
+    if (t == 0 && s_fc1_part[0] == s_fc1_part[0]) stamp(kFc1In);
+    float r[kCluster];
+#pragma unroll
+    for (int i = 0; i < kCluster; ++i) r[i] = s_fc1_part[i * co::kFc1 + t];
+    static_assert(kCluster == 16, "a 4-level tree");  // written out: a loop over widths left r[] in local memory
+#pragma unroll
+    for (int i = 0; i < 8; ++i) r[i] += r[i + 8];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) r[i] += r[i + 4];
+    r[0] += r[2], r[1] += r[3];
+    r[0] += r[1];
+    s_h1[(t / 30) * kH1Stride + t % 30] = fmaxf(r[0] + fc1_bias, 0.0f);
+  }
+  __syncthreads();
+  __cluster_barrier_arrive_relaxed();  // phase 1: the others may leave
+  if (t == 0 && s_h1[0] >= 0.0f) stamp(kH1Done);
 
-    if (dry || (warp >= kFc1Warp0 && warp < kFc3Warp)) {
-      // fc1's partial sums over this channel's 25 features, for all 120 outputs.
-      const int o = t - 32 * kFc1Warp0;
-      if (!dry) {
-        named_sync(1, 32 * (kFc3Warp - kConv2Warp0));
-        if (t == 32 * kFc1Warp0 && s_features[0] >= 0.0f) stamp(kFeaturesDone);  // (ReLU: always)
-      }
-      float a[4] = {};
+  if (t < kFc2Threads) {
+    // fc2: lane = (output o2 of the warp's 8, slice of 30 inputs); weights in wb[0..29].
+    const int o2 = warp * 8 + lane / 4, slice = lane & 3;
+    const float4* h = reinterpret_cast<const float4*>(s_h1 + slice * kH1Stride);
+    float a[4] = {};
 #pragma unroll
-      for (int q = 0; q < kFeatures4 / 4; ++q) {
-        const float4 x = reinterpret_cast<const float4*>(s_features)[q];
-        a[0] = fmaf(x.x, wa[4 * q], a[0]);
-        a[1] = fmaf(x.y, wa[4 * q + 1], a[1]);
-        a[2] = fmaf(x.z, wa[4 * q + 2], a[2]);
-        a[3] = fmaf(x.w, wa[4 * q + 3], a[3]);
-      }
-      const float partial = (a[0] + a[1]) + (a[2] + a[3]);
-      const float4 v = make_float4(partial, __shfl_down_sync(0xffffffffu, partial, 1),
-                                   __shfl_down_sync(0xffffffffu, partial, 2), __shfl_down_sync(0xffffffffu, partial, 3));
-      if (!dry) {
-        __cluster_barrier_wait();  // phase 0
-        if ((o & 3) == 0 && o < co::kFc1)
-          rw::store_counted_v4(rw::remote_address(rw::smem_address(s_fc1_part + rank * co::kFc1 + o), 0), v,
-                               rw::remote_address(fc1_bar, 0));
-        if (t == 32 * kFc1Warp0) stamp(kFc1Sent);
-      }
+    for (int q = 0; q < kH1Quads; ++q) {
+      const float4 x = h[q];
+      a[0] = fmaf(x.x, wb[4 * q], a[0]);
+      a[1] = fmaf(x.y, wb[4 * q + 1], a[1]);
+      a[2] = fmaf(x.z, wb[4 * q + 2], a[2]);
+      a[3] = fmaf(x.w, wb[4 * q + 3], a[3]);
     }
+    float sum = (a[0] + a[1]) + (a[2] + a[3]);
+    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+    if (slice == 0 && o2 < co::kFc2) s_h2[o2] = fmaxf(sum + fc2_bias, 0.0f);
+  }
+  __syncthreads();
+  if (t == 0 && s_h2[0] >= 0.0f) stamp(kH2Done);
 
-    if (!dry && warp == kFc3Warp) {
-      __cluster_barrier_wait();  // phase 0 (the fc3 warp sends nothing)
-      if (kWarmCode && rank == 0) load4<kFc3Regs / 4>(wb, packed + kPFc3 + 4 * lane, 32);
+  if (warp == kFc3Warp) {
+    // fc3: lane l takes inputs l, l+32, l+64 of all 10 outputs (weights wb[3 o + s]); a butterfly
+    // leaves the same ten sums in every lane (rung 13's), then lane o stores logit o.
+    const float h0 = s_h2[lane], h1 = s_h2[lane + 32], h2 = lane + 64 < co::kFc2 ? s_h2[lane + 64] : 0.0f;
+    float z[co::kClasses];
+#pragma unroll
+    for (int o = 0; o < co::kClasses; ++o) z[o] = fmaf(h2, wb[3 * o + 2], fmaf(h1, wb[3 * o + 1], h0 * wb[3 * o]));
+#pragma unroll
+    for (int o = 0; o < co::kClasses; ++o) {
+#pragma unroll
+      for (int offset = 16; offset > 0; offset >>= 1) z[o] += __shfl_xor_sync(0xffffffffu, z[o], offset);
+      z[o] += wb[30 + o];
     }
-    // Phase 1 keeps every CTA (its st.async on their way) alive until CTA 0 has all of fc1's rows.
-    if (!dry && rank != 0) {
-      __cluster_barrier_arrive_relaxed();
-      __cluster_barrier_wait();
-      return;
-    }
-    if (rank != 0) continue;  // (the dry pass outside CTA 0: the tail runs in CTA 0 only)
-
-    // ---- CTA 0: fc1's 16 rows + bias + ReLU, fc2 + ReLU, fc3, argmax -----------------------
-    if (dry || t < co::kFc1) {
-      if (!dry) {
-        rw::wait_bytes(fc1_bar);
-        if (t == 0 && s_fc1_part[0] == s_fc1_part[0]) stamp(kFc1In);
+    float* out = logits + static_cast<std::size_t>(image) * co::kClasses;
+    int best = 0;
+    float best_z = z[0];
+#pragma unroll
+    for (int o = 0; o < co::kClasses; ++o) {
+      if (lane == o) out[o] = z[o];
+      if (z[o] > best_z) {  // strict: the lowest index wins a tie
+        best_z = z[o];
+        best = o;
       }
-      const int o = min(t, co::kFc1 - 1);
-      float r[kCluster];
-#pragma unroll
-      for (int i = 0; i < kCluster; ++i) r[i] = s_fc1_part[i * co::kFc1 + o];
-      static_assert(kCluster == 16, "a 4-level tree");  // written out: a loop over widths left r[] in local memory
-#pragma unroll
-      for (int i = 0; i < 8; ++i) r[i] += r[i + 8];
-#pragma unroll
-      for (int i = 0; i < 4; ++i) r[i] += r[i + 4];
-      r[0] += r[2], r[1] += r[3];
-      r[0] += r[1];
-      const float h = fmaxf(r[0] + fc1_bias, 0.0f);
-      if (!dry) s_h1[(o / 30) * kH1Stride + o % 30] = h;
     }
-    if (!dry) {
-      __syncthreads();
-      __cluster_barrier_arrive_relaxed();  // phase 1: the others may leave
-      if (t == 0 && s_h1[0] >= 0.0f) stamp(kH1Done);
-    }
-
-    if (dry || t < kFc2Threads) {
-      // fc2: lane = (output o2 of the warp's 8, slice of 30 inputs); weights in wb[0..29].
-      const int o2 = warp * 8 + lane / 4, slice = lane & 3;
-      const float4* h = reinterpret_cast<const float4*>(s_h1 + slice * kH1Stride);
-      float a[4] = {};
-#pragma unroll
-      for (int q = 0; q < kH1Quads; ++q) {
-        const float4 x = h[q];
-        a[0] = fmaf(x.x, wb[4 * q], a[0]);
-        a[1] = fmaf(x.y, wb[4 * q + 1], a[1]);
-        a[2] = fmaf(x.z, wb[4 * q + 2], a[2]);
-        a[3] = fmaf(x.w, wb[4 * q + 3], a[3]);
-      }
-      float sum = (a[0] + a[1]) + (a[2] + a[3]);
-      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-      if (!dry && slice == 0 && o2 < co::kFc2) s_h2[o2] = fmaxf(sum + fc2_bias, 0.0f);
-    }
-    if (!dry) {
-      __syncthreads();
-      if (t == 0 && s_h2[0] >= 0.0f) stamp(kH2Done);
-    }
-
-    if (warp == kFc3Warp) {
-      // fc3: lane l takes inputs l, l+32, l+64 of all 10 outputs (weights wb[3 o + s]); a butterfly
-      // leaves the same ten sums in every lane (rung 13's), then lane o stores logit o.
-      const float h0 = s_h2[lane], h1 = s_h2[lane + 32], h2 = lane + 64 < co::kFc2 ? s_h2[lane + 64] : 0.0f;
-      float z[co::kClasses];
-#pragma unroll
-      for (int o = 0; o < co::kClasses; ++o) z[o] = fmaf(h2, wb[3 * o + 2], fmaf(h1, wb[3 * o + 1], h0 * wb[3 * o]));
-#pragma unroll
-      for (int o = 0; o < co::kClasses; ++o) {
-#pragma unroll
-        for (int offset = 16; offset > 0; offset >>= 1) z[o] += __shfl_xor_sync(0xffffffffu, z[o], offset);
-        z[o] += wb[30 + o];
-      }
-      int best = 0;
-      float best_z = z[0];
-#pragma unroll
-      for (int o = 0; o < co::kClasses; ++o) {
-        if (!dry && lane == o) logits[static_cast<std::size_t>(image) * co::kClasses + o] = z[o];
-        if (z[o] > best_z) {  // strict: the lowest index wins a tie
-          best_z = z[o];
-          best = o;
-        }
-      }
-      if (!dry && lane == 0) {
-        labels[image] = best;
-        if constexpr (kStamped) {
-          stamp(kLogitsOut);
-          const long long slot = atomicAdd(reinterpret_cast<unsigned long long*>(stamps + kStampRuns * kStampCount), 1ull);
-          long long* row = stamps + (slot % kStampRuns) * kStampCount;
-          for (int i = 0; i < kStampCount; ++i) row[i] = s_stamp[i] - s_stamp[kStart];
-        }
+    if (lane == 0) {
+      labels[image] = best;
+      if constexpr (kStamped) {
+        stamp(kLogitsOut);
+        const long long slot = atomicAdd(reinterpret_cast<unsigned long long*>(stamps + kStampRuns * kStampCount), 1ull);
+        long long* row = stamps + (slot % kStampRuns) * kStampCount;
+        for (int i = 0; i < kStampCount; ++i) row[i] = s_stamp[i] - s_stamp[kStart];
       }
     }
   }

@@ -448,19 +448,18 @@ int main(int argc, char** argv) {
     const int smem19 = co::Layout<16>::kSmemBytes;
     TOOL_CUDA(cudaFuncSetAttribute(rw::async_cluster_lenet<16>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
     TOOL_CUDA(cudaFuncSetAttribute(rw::async_cluster_lenet<16>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem19));
-    TOOL_CUDA(cudaFuncSetAttribute(sc::short_chain_lenet<false, false>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-    TOOL_CUDA(cudaFuncSetAttribute(sc::short_chain_lenet<true, false>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-    TOOL_CUDA(cudaFuncSetAttribute(sc::short_chain_lenet<false, true>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-    TOOL_CUDA(cudaFuncSetAttribute(sc::short_chain_lenet<true, true>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    const auto kernel22 = [](bool stamped) {
+      return stamped ? sc::short_chain_lenet<true, sc::kVolatile> : sc::short_chain_lenet<false, sc::kVolatile>;
+    };
+    for (const bool stamped : {false, true})
+      TOOL_CUDA(cudaFuncSetAttribute(kernel22(stamped), cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
     const auto rung19 = [&](int copy) {
       launch_cluster(rw::async_cluster_lenet<16>, co::kThreads, smem19, static_cast<const float*>(images[copy]),
              static_cast<const float*>(packed19[copy]), logits, labels);
     };
-    const auto rung22 = [&](int copy, bool stamped, bool warm = false) {
-      const auto kernel = stamped ? (warm ? sc::short_chain_lenet<true, true> : sc::short_chain_lenet<true, false>)
-                                  : (warm ? sc::short_chain_lenet<false, true> : sc::short_chain_lenet<false, false>);
-      launch_cluster(kernel, sc::kThreads, 0, static_cast<const float*>(images[copy]), static_cast<const float*>(packed22[copy]),
-             logits, labels, stamps[copy]);
+    const auto rung22 = [&](int copy, bool stamped) {
+      launch_cluster(kernel22(stamped), sc::kThreads, 0, static_cast<const float*>(images[copy]),
+                     static_cast<const float*>(packed22[copy]), logits, labels, stamps[copy]);
     };
     const auto print_stamps = [&](const char* what) {
       std::vector<long long> host(stamp_words);
@@ -486,15 +485,9 @@ int main(int argc, char** argv) {
     add("rung 22 kernel: warm code", timer.time([&] { rung22(0, false); }, kRuns, true, [&] { rung22(1, false); }),
         "flushed, then its code reloaded");
     add("rung 22 kernel: warm", timer.time([&] { rung22(0, false); }, kRuns, false), "no flush");
-    add("rung 22 kernel, dry pass: cold", timer.time([&] { rung22(0, false, true); }, kRuns),
-        "COURSE_LADDER_WARM_CODE=1, as the ladder");
-    add("rung 22 kernel, dry pass: warm code", timer.time([&] { rung22(0, false, true); }, kRuns, true,
-                                                          [&] { rung22(1, false, true); }), "flushed, code reloaded");
     TOOL_CUDA(cudaMemset(stamps[0], 0, stamp_words * sizeof(long long)));
     (void)timer.time([&] { rung22(0, true); }, kRuns);
     print_stamps("cold");
-    (void)timer.time([&] { rung22(0, true, true); }, kRuns);
-    print_stamps("cold, dry pass");
     (void)timer.time([&] { rung22(0, true); }, kRuns, true, [&] { rung22(1, true); });
     print_stamps("warm code");
     (void)timer.time([&] { rung22(0, true); }, kRuns, false);
