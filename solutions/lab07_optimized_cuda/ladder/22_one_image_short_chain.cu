@@ -1,31 +1,46 @@
 // Rung 22: one image in as short a dependent chain as rung 19's cluster allows (issue #19: one
-// image in <= 5 us of GPU time).
+// image in <= 5 us of GPU time). Not reached: 6.2 us, against rung 19's 6.9 us.
 //
-// Rung 19 is a chain of five layers over 16 SMs with two exchanges between them; lab07_latency_floors
-// puts its skeleton (launch, events, the two exchanges, the cold image) at about 4.6 us, so its
-// arithmetic costs ~2.5 us on top. That is thousands of cycles for at most a few hundred
-// dependent multiply-adds per thread: most of it is waiting for shared memory, which serves one
-// warp-wide 4-byte access per clock per SM. CTA 0's fc2 alone reads its 40 KB of weights from
-// shared memory (10,080 weights, ~1,000 wavefronts), and every conv and fc step reads its weights
-// next to its activations. Rung 22 keeps rung 19's division of labour and shortens each step
+// Rung 19 is a chain of five layers over 16 SMs with two exchanges between them. Its skeleton
+// (launch, events, the two exchanges, the cold image) is ~4.6 us in lab07_latency_floors, so its
+// arithmetic costs ~2.3 us on top: thousands of cycles for at most a few hundred dependent
+// multiply-adds per thread. Rung 22 keeps rung 19's division of labour (conv1 split 16 ways and
+// exchanged, one conv2 channel per CTA, fc1's partial rows into CTA 0) and shortens each step
 // (22_one_image_short_chain.cuh):
-//   - every weight a thread uses is loaded into its registers at the kernel's start, from global
-//     memory, while the image is still arriving (they do not depend on it): the steps read only
-//     activations from shared memory;
+//   - every weight a thread uses is loaded into its registers at the kernel's start, while the
+//     image is still arriving (they do not depend on it): the steps read only activations from
+//     shared memory; CTA 0's fc2 no longer reads 40 KB of weights from shared memory;
 //   - roles on separate warps (conv1, conv2, fc1, fc3), so that no thread holds more than two
 //     roles' weights; conv2's 6 input channels are added with shuffles, fc2 runs on 11 warps with
-//     its weights in registers, fc3 on one warp;
-//   - the exchanges in 16-byte st.async messages: 294 per CTA for pool1 instead of 1,176, 30 per
-//     CTA for fc1's partial rows instead of 120;
-//   - named barriers between the warps that hand data over.
+//     its weights in registers and a conflict-free layout of its input, fc3 on one warp;
+//   - the exchanges in 16-byte st.async messages; named barriers between the warps that hand over.
 //
-// MEASURED: see the end of this header (filled in from the run).
+// MEASURED on an H100 80GB HBM3 (lab07_ladder --batch 1 --repetitions 300, L2 flushed before every
+// run, two rounds in one run; device / graph replay, us; full check passed, FP32, every label and
+// logit of the golden network on both test splits, n = 1, 7, 37 and 10,000):
+//   rung 13 (cluster barriers)          7.58 7.46 / 7.46 7.55
+//   rung 19 (st.async + mbarriers)      6.91 6.91 / 6.78 6.88
+//   rung 22 (this rung)                 6.27 6.24 / 6.27 6.24
+// Where rung 22's time goes (COURSE_LADDER_STAMPS=1: clock64() in CTA 0 after every step, median
+// of 304 runs, cycles at 1.98 GHz; the same run):
+//   image and weights in 1,941 | conv1 976 | exchange 1 536 | conv2 805 | fc1 227 | exchange 2 489
+//   | fc1 rows added 423 | fc2 606 | fc3 + argmax 445 = 6,448 cycles = 3.3 us from CTA 0's start
+// to its logits; the other ~3.0 us are the events and the launch (an empty 16-CTA cluster: 3.1 us).
+// 5 us would leave ~4,000 cycles from CTA 0's start: after the image and the two exchanges
+// (~3,000) that is ~1,000 for six steps that take 3,500 now. Lecture 07, section 15f2.
 //
-// Knobs, for measuring (read by prepare()):
-//   COURSE_LADDER_STAMPS=1     CTA 0 writes clock64() after every step into a ring buffer; the rung
-//                              prints the median cycles per step (and the SM clock) when destroyed.
-//   COURSE_LADDER_WEIGHT_LOADS=volatile|relaxed|nc  how the weights are loaded into registers
-//                              (ld.volatile, the default; ld.relaxed.gpu; __ldg) -- see load4.
+// Measured and dropped (same runs): the weights by __ldg or ld.relaxed.gpu instead of ld.volatile:
+// 6.21-6.37 us, the same; a "dry" pass in which the idle warp 12 ran every step's code once early,
+// to warm the instruction cache: 6.3-6.5 us, slower -- and reloading the kernel's code into L2
+// before a flushed run changes nothing (lab07_latency_floors, "warm code": 6.05 against 6.02 us),
+// so instruction fetch is not where the time goes.
+//
+// Up to 7 images (the clusters that fit at once) each image gets its own cluster; larger batches
+// go to lab07::FastLeNet (rung 09), as in rung 19.
+//
+// Knob, for measuring (read by prepare()):
+//   COURSE_LADDER_STAMPS=1   CTA 0 writes clock64() after every step into a ring buffer; the rung
+//                            prints the median cycles per step (and the SM clock) when destroyed.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -100,11 +115,6 @@ bool knob_on(const char* name, bool fallback) {
   return text[0] == '1';
 }
 
-std::string env_or(const char* name, const std::string& fallback) {
-  const char* text = std::getenv(name);
-  return text == nullptr || *text == '\0' ? fallback : std::string(text);
-}
-
 class OneImageShortChain final : public ladder::Rung {
  public:
   ~OneImageShortChain() override { print_stamps(); }
@@ -117,16 +127,7 @@ class OneImageShortChain final : public ladder::Rung {
     if (const std::string why = unsupported_reason(); !why.empty()) throw course::Error("rung 22: " + why);
     print_stamps();
     stamped_ = knob_on("COURSE_LADDER_STAMPS", false);
-    const std::string loads = env_or("COURSE_LADDER_WEIGHT_LOADS", "volatile");
-    if (loads == "volatile") {
-      kernel_ = stamped_ ? sc::short_chain_lenet<true, sc::kVolatile> : sc::short_chain_lenet<false, sc::kVolatile>;
-    } else if (loads == "relaxed") {
-      kernel_ = stamped_ ? sc::short_chain_lenet<true, sc::kRelaxed> : sc::short_chain_lenet<false, sc::kRelaxed>;
-    } else if (loads == "nc") {
-      kernel_ = stamped_ ? sc::short_chain_lenet<true, sc::kNonCoherent> : sc::short_chain_lenet<false, sc::kNonCoherent>;
-    } else {
-      throw course::Error("COURSE_LADDER_WEIGHT_LOADS must be volatile, relaxed or nc, got '" + loads + "'");
-    }
+    kernel_ = stamped_ ? sc::short_chain_lenet<true> : sc::short_chain_lenet<false>;
     packed_ = course::DeviceBuffer<float>(pack(net));
     stamps_ = course::DeviceBuffer<long long>();
     if (stamped_) {
@@ -146,9 +147,8 @@ class OneImageShortChain final : public ladder::Rung {
     static bool told = false;  // once per process: the runner prepares a rung several times
     if (!told) {
       told = true;
-      std::printf("  rung 22: 16-CTA clusters of %d threads (%d resident) up to %d images, weights by %s loads%s; "
-                  "larger batches: lab07::FastLeNet\n", sc::kThreads, resident, max_images_, loads.c_str(),
-                  stamped_ ? ", per-step clock stamps" : "");
+      std::printf("  rung 22: 16-CTA clusters of %d threads (%d resident) up to %d images%s; larger batches: "
+                  "lab07::FastLeNet\n", sc::kThreads, resident, max_images_, stamped_ ? ", per-step clock stamps" : "");
     }
   }
 

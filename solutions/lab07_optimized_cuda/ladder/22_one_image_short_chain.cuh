@@ -15,9 +15,13 @@
 //       warps 8-11  fc1: thread o = this channel's 25 features times their weights for output o
 //       warp 12     fc3 + argmax (CTA 0)
 //       CTA 0 also: warps 0-3 add the 16 partial fc1 rows, warps 0-10 fc2 (4 lanes per output).
+//   * fc2 reads h1 as float4s from 4 slices 36 floats apart: the 4 addresses a warp reads at once
+//     fall in 4 different groups of banks. With 32 floats apart they shared one group, a 4-way
+//     conflict on every load of fc2, and fc2 took 1,650 cycles instead of 600 (clock stamps).
 //   * Exchanges in 16-byte messages (st.async .v4): pool1 is 294 float4 granules, so every CTA
 //     receives 294 messages instead of 1,176; CTA 0 receives 16 x 30 fc1 messages instead of
-//     16 x 120. The four values of a granule meet in one lane by shuffles.
+//     16 x 120. The four values of a granule meet in one lane by shuffles. (Measured in the
+//     skeleton: no faster than 4-byte messages, 3.97 us both -- an exchange costs its latency.)
 //   * Named barriers (bar.sync/bar.arrive) between the warps that hand data over, instead of
 //     __syncthreads over the whole CTA, outside CTA 0's tail.
 #pragma once
@@ -76,42 +80,23 @@ __device__ __forceinline__ void named_arrive(int id, int threads) {
   asm volatile("bar.arrive %0, %1;" :: "r"(id), "r"(threads) : "memory");
 }
 
-/// How the weights come into registers. kVolatile (the default): ld.volatile. With __ldg
-/// (kNonCoherent, ld.global.nc: memory the kernel cannot change) the compiler is free to move each
-/// load down to its first use, into the chain: one cold DRAM fetch per step. A volatile load stays
-/// where it is written, issued at the kernel's start and waited for only at its first use.
-/// kRelaxed (ld.relaxed.gpu) stays put too, with GPU instead of system scope. Measured in the .cu.
-enum WeightLoads : int { kVolatile, kRelaxed, kNonCoherent };
-
 /// The first 4 * kQuads floats of dst from global memory, 16 bytes at a time: quad q from
 /// src + 4 * q * stride4 (stride4 > 1: a warp's lanes read consecutive float4s, coalesced).
-template <int kQuads, int kLoads, int kN>
+/// ld.volatile: a load the compiler must issue where it is written, at the kernel's start, and
+/// wait for only at its first use. (Measured against __ldg and ld.relaxed.gpu in one run:
+/// 6.21-6.37 us, all three the same.)
+template <int kQuads, int kN>
 __device__ __forceinline__ void load4(float (&dst)[kN], const float* src, int stride4 = 1) {
   static_assert(4 * kQuads <= kN, "fits");
 #pragma unroll
-  for (int q = 0; q < kQuads; ++q) {
-    const float* at = src + 4 * q * stride4;
-    if constexpr (kLoads == kVolatile) {
-      asm volatile("ld.volatile.global.v4.f32 {%0, %1, %2, %3}, [%4];"
-                   : "=f"(dst[4 * q]), "=f"(dst[4 * q + 1]), "=f"(dst[4 * q + 2]), "=f"(dst[4 * q + 3]) : "l"(at));
-    } else if constexpr (kLoads == kRelaxed) {
-      asm volatile("ld.relaxed.gpu.global.v4.f32 {%0, %1, %2, %3}, [%4];"
-                   : "=f"(dst[4 * q]), "=f"(dst[4 * q + 1]), "=f"(dst[4 * q + 2]), "=f"(dst[4 * q + 3]) : "l"(at));
-    } else {
-      const float4 v = __ldg(reinterpret_cast<const float4*>(at));
-      dst[4 * q] = v.x, dst[4 * q + 1] = v.y, dst[4 * q + 2] = v.z, dst[4 * q + 3] = v.w;
-    }
-  }
+  for (int q = 0; q < kQuads; ++q)
+    asm volatile("ld.volatile.global.v4.f32 {%0, %1, %2, %3}, [%4];"
+                 : "=f"(dst[4 * q]), "=f"(dst[4 * q + 1]), "=f"(dst[4 * q + 2]), "=f"(dst[4 * q + 3])
+                 : "l"(src + 4 * q * stride4));
 }
-template <int kLoads>
 __device__ __forceinline__ float load1(const float* src) {
-  if constexpr (kLoads == kNonCoherent) return __ldg(src);
   float v;
-  if constexpr (kLoads == kRelaxed) {
-    asm volatile("ld.relaxed.gpu.global.f32 %0, [%1];" : "=f"(v) : "l"(src));
-  } else {
-    asm volatile("ld.volatile.global.f32 %0, [%1];" : "=f"(v) : "l"(src));
-  }
+  asm volatile("ld.volatile.global.f32 %0, [%1];" : "=f"(v) : "l"(src));
   return v;
 }
 
@@ -150,9 +135,7 @@ __device__ __forceinline__ float4 add4(float4 a, float4 b) { return make_float4(
 
 /// images [n][28][28] -> logits [n][10], labels [n]; grid = n clusters of 16 CTAs in x, 416 threads.
 /// kStamped: CTA 0 also writes clock64() per stage into stamps (kStampRuns x kStampCount, then a counter).
-/// kLoads: how the weights come into registers (kVolatile, the default; kRelaxed; kNonCoherent,
-/// __ldg's ld.global.nc) -- see load4.
-template <bool kStamped, int kLoads>
+template <bool kStamped>
 __global__ void __launch_bounds__(kThreads, 1)
     short_chain_lenet(const float* __restrict__ images, const float* __restrict__ packed, float* __restrict__ logits,
                       int* __restrict__ labels, long long* __restrict__ stamps) {
@@ -204,20 +187,20 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int c2_lane_w = lane / 6, c2_c = lane % 6;  // conv2: lane (w within the warp, input channel)
   if (warp < kConv2Warp0) {
     const int k = (4 * g0 + min(t, items - 1)) / co::kPool1Pixels;
-    load4<7, kLoads>(wa, packed + kPConv1 + k * kTaps4);
+    load4<7>(wa, packed + kPConv1 + k * kTaps4);
   } else if (warp < kFc1Warp0) {
-    load4<7, kLoads>(wa, packed + kPConv2 + (rank * co::kC1 + (lane < 30 ? c2_c : 0)) * kTaps4);
+    load4<7>(wa, packed + kPConv2 + (rank * co::kC1 + (lane < 30 ? c2_c : 0)) * kTaps4);
   } else if (warp < kFc3Warp) {
     const int o = min(t - 32 * kFc1Warp0, co::kFc1 - 1);
-    load4<7, kLoads>(wa, packed + kPFc1 + (rank * (kFeatures4 / 4) * co::kFc1 + o) * 4, co::kFc1);
+    load4<7>(wa, packed + kPFc1 + (rank * (kFeatures4 / 4) * co::kFc1 + o) * 4, co::kFc1);
   }
   if (rank == 0) {
-    if (t < co::kFc1) fc1_bias = load1<kLoads>(packed + kPFc1Bias + t);
+    if (t < co::kFc1) fc1_bias = load1(packed + kPFc1Bias + t);
     if (t < kFc2Threads) {
-      load4<8, kLoads>(wb, packed + kPFc2 + 4 * t, kFc2Threads);
-      fc2_bias = load1<kLoads>(packed + kPFc2Bias + min((t / 32) * 8 + lane / 4, co::kFc2 - 1));
+      load4<8>(wb, packed + kPFc2 + 4 * t, kFc2Threads);
+      fc2_bias = load1(packed + kPFc2Bias + min((t / 32) * 8 + lane / 4, co::kFc2 - 1));
     } else if (warp == kFc3Warp) {
-      load4<kFc3Regs / 4, kLoads>(wb, packed + kPFc3 + 4 * lane, 32);
+      load4<kFc3Regs / 4>(wb, packed + kPFc3 + 4 * lane, 32);
     }
   }
   // Zero border and pads while the copies fly.

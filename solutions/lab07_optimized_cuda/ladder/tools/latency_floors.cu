@@ -449,7 +449,7 @@ int main(int argc, char** argv) {
     TOOL_CUDA(cudaFuncSetAttribute(rw::async_cluster_lenet<16>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
     TOOL_CUDA(cudaFuncSetAttribute(rw::async_cluster_lenet<16>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem19));
     const auto kernel22 = [](bool stamped) {
-      return stamped ? sc::short_chain_lenet<true, sc::kVolatile> : sc::short_chain_lenet<false, sc::kVolatile>;
+      return stamped ? sc::short_chain_lenet<true> : sc::short_chain_lenet<false>;
     };
     for (const bool stamped : {false, true})
       TOOL_CUDA(cudaFuncSetAttribute(kernel22(stamped), cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
