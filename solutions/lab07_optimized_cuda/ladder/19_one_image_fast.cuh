@@ -118,18 +118,7 @@ __device__ __forceinline__ void fc_tail(int t, const float* s_tail, const float*
       for (int offset = 16; offset > 0; offset >>= 1) z[o] += __shfl_xor_sync(0xffffffffu, z[o], offset);
       z[o] += s_tail[co::kTailFc3Bias + o];
     }
-    float* out = logits + static_cast<std::size_t>(image) * co::kClasses;
-    int best = 0;
-    float best_z = z[0];
-#pragma unroll
-    for (int o = 0; o < co::kClasses; ++o) {
-      if (lane == o) out[o] = z[o];
-      if (z[o] > best_z) {
-        best_z = z[o];
-        best = o;
-      }
-    }
-    if (lane == 0) labels[image] = best;
+    co::store_logits_and_label(z, lane, logits, labels, image);
   }
 }
 

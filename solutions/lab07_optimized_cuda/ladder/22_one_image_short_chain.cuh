@@ -344,20 +344,9 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int offset = 16; offset > 0; offset >>= 1) z[o] += __shfl_xor_sync(0xffffffffu, z[o], offset);
       z[o] += wb[30 + o];
     }
-    float* out = logits + static_cast<std::size_t>(image) * co::kClasses;
-    int best = 0;
-    float best_z = z[0];
-#pragma unroll
-    for (int o = 0; o < co::kClasses; ++o) {
-      if (lane == o) out[o] = z[o];
-      if (z[o] > best_z) {  // strict: the lowest index wins a tie
-        best_z = z[o];
-        best = o;
-      }
-    }
-    if (lane == 0) {
-      labels[image] = best;
-      if constexpr (kStamped) {
+    co::store_logits_and_label(z, lane, logits, labels, image);
+    if constexpr (kStamped) {
+      if (lane == 0) {
         stamp(kLogitsOut);
         const long long slot = atomicAdd(reinterpret_cast<unsigned long long*>(stamps + kStampRuns * kStampCount), 1ull);
         long long* row = stamps + (slot % kStampRuns) * kStampCount;
