@@ -6,8 +6,8 @@
 //     the image, so every thread loads the weights of its own role (25 conv1 taps, 25 conv2 taps,
 //     25 fc1 weights, 30 fc2 weights, 30 fc3 weights) straight from global memory into registers
 //     while the image is still on its way: the steps then read only activations from shared memory.
-//     In rung 19 CTA 0's fc2 read its 40 KB of weights from shared memory, 1,000 wavefronts of a
-//     shared-memory port that serves one per clock: the largest single step of its chain.
+//     In rung 19 CTA 0's fc2 reads its 40 KB of weights from shared memory one float at a time,
+//     ~1,000 wavefronts of a shared-memory port that serves one per clock.
 //   * Roles on separate warps, so that no thread holds more than two roles' weights:
 //       warps 0-2   conv1 + pool1 (this CTA's 72-76 pooled values, whole float4 granules)
 //       warps 3-7   conv2 + pool2 of this CTA's output channel: lane (w, c) = pooled pixel w over

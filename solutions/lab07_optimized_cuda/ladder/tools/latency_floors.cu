@@ -123,6 +123,7 @@ __global__ void __launch_bounds__(kThreads) cluster_phase0(float* out) {
 /// The end of both st.async skeletons: the other CTAs wait (phase 1) until CTA 0 has every partial
 /// row counted on bar1; CTA 0 adds one value of each row and writes it.
 __device__ __forceinline__ void end_in_cta0(int rank, int t, unsigned bar1, const float* s_part, float* out) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   if (rank != 0) {
     __cluster_barrier_arrive_relaxed();
     __cluster_barrier_wait();
@@ -135,6 +136,9 @@ __device__ __forceinline__ void end_in_cta0(int rank, int t, unsigned bar1, cons
     for (int r = 0; r < kCluster; ++r) sum += s_part[r * kFc1];
     out[0] = sum;
   }
+#else
+  (void)rank, (void)t, (void)bar1, (void)s_part, (void)out;
+#endif
 }
 
 /// Rung 19's skeleton: the same two exchanges as cluster_skeleton<0>, as st.async stores counted
