@@ -154,12 +154,7 @@ std::unique_ptr<ClusterKernel> make_cluster_kernel(const lab04::FoldedLeNet& net
 
 class ClusterOneImage final : public ladder::Rung {
  public:
-  std::string unsupported_reason() const override {
-    int device = 0, clusters_supported = 0;
-    CUDA_CHECK(cudaGetDevice(&device));
-    CUDA_CHECK(cudaDeviceGetAttribute(&clusters_supported, cudaDevAttrClusterLaunch, device));
-    return clusters_supported != 0 ? "" : "this GPU cannot launch thread-block clusters (compute capability 9.0+ needed)";
-  }
+  std::string unsupported_reason() const override { return ladder::support::clusters_unsupported(); }
 
   void prepare(const lab04::FoldedLeNet& net, int max_batch) override {
     ladder::support::DeviceWeights::check_shapes(net);

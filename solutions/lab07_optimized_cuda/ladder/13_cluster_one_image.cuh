@@ -143,6 +143,24 @@ __device__ __forceinline__ float conv1_pooled(const float* s_image, const float*
   return pool_bias_relu(acc[0][0], acc[0][1], acc[1][0], acc[1][1], s_conv1[kC1 * kTaps + k]);
 }
 
+/// The end of fc3 in one warp whose every lane holds all ten logits in z: lane o stores logit o of
+/// `image`, lane 0 its label, the argmax (the lowest index wins a tie, like torch.argmax).
+__device__ __forceinline__ void store_logits_and_label(const float (&z)[kClasses], int lane, float* __restrict__ logits,
+                                                       int* __restrict__ labels, int image) {
+  float* out = logits + static_cast<std::size_t>(image) * kClasses;
+  int best = 0;
+  float best_z = z[0];
+#pragma unroll
+  for (int o = 0; o < kClasses; ++o) {
+    if (lane == o) out[o] = z[o];  // unrolled: z stays in registers
+    if (z[o] > best_z) {           // strict: the lowest index wins a tie
+      best_z = z[o];
+      best = o;
+    }
+  }
+  if (lane == 0) labels[image] = best;
+}
+
 /// images [n][28][28] -> logits [n][10], labels [n]; grid = n clusters of kCluster CTAs, in x.
 template <int kCluster, bool kShareConv1>
 __global__ void __launch_bounds__(kThreads)
@@ -311,18 +329,7 @@ __global__ void __launch_bounds__(kThreads)
       for (int offset = 16; offset > 0; offset >>= 1) z[o] += __shfl_xor_sync(0xffffffffu, z[o], offset);
       z[o] += s_tail[kTailFc3Bias + o];
     }
-    float* out = logits + static_cast<std::size_t>(image) * kClasses;
-    int best = 0;
-    float best_z = z[0];
-#pragma unroll
-    for (int o = 0; o < kClasses; ++o) {
-      if (lane == o) out[o] = z[o];  // unrolled: z stays in registers
-      if (z[o] > best_z) {           // strict: the lowest index wins a tie
-        best_z = z[o];
-        best = o;
-      }
-    }
-    if (lane == 0) labels[image] = best;
+    store_logits_and_label(z, lane, logits, labels, image);
   }
 #else
   (void)images, (void)packed, (void)logits, (void)labels;  // clusters need sm_90; the host checks first

@@ -181,12 +181,7 @@ class OneImageFast final : public ladder::Rung {
  public:
   ~OneImageFast() override { release_l2(); }
 
-  std::string unsupported_reason() const override {
-    int device = 0, clusters = 0;
-    CUDA_CHECK(cudaGetDevice(&device));
-    CUDA_CHECK(cudaDeviceGetAttribute(&clusters, cudaDevAttrClusterLaunch, device));
-    return clusters != 0 ? "" : "this GPU cannot launch thread-block clusters (compute capability 9.0+ needed)";
-  }
+  std::string unsupported_reason() const override { return ladder::support::clusters_unsupported(); }
 
   void prepare(const lab04::FoldedLeNet& net, int max_batch) override {
     ladder::support::DeviceWeights::check_shapes(net);

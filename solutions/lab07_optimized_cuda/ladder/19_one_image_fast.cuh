@@ -28,6 +28,7 @@
 #include <cstddef>
 
 #include "13_cluster_one_image.cuh"
+#include "st_async.cuh"  // smem_address, remote_address, store_counted, expect_bytes, wait_bytes
 
 namespace ladder::one_image_fast {
 
@@ -117,18 +118,7 @@ __device__ __forceinline__ void fc_tail(int t, const float* s_tail, const float*
       for (int offset = 16; offset > 0; offset >>= 1) z[o] += __shfl_xor_sync(0xffffffffu, z[o], offset);
       z[o] += s_tail[co::kTailFc3Bias + o];
     }
-    float* out = logits + static_cast<std::size_t>(image) * co::kClasses;
-    int best = 0;
-    float best_z = z[0];
-#pragma unroll
-    for (int o = 0; o < co::kClasses; ++o) {
-      if (lane == o) out[o] = z[o];
-      if (z[o] > best_z) {
-        best_z = z[o];
-        best = o;
-      }
-    }
-    if (lane == 0) labels[image] = best;
+    co::store_logits_and_label(z, lane, logits, labels, image);
   }
 }
 
@@ -266,41 +256,8 @@ __global__ void __launch_bounds__(kThreads)
 // mbarriers' initialisation needs anyway) and for keeping the senders alive until CTA 0 has its
 // data (phase 1, off CTA 0's critical path). Skeleton alone (lab07_latency_floors, H100): 4.1 us
 // against 5.3 us for rung 13's barriers; the whole kernel 7.0 us against 7.7 us.
+// The st.async helpers are in st_async.cuh (rung 22 and the floors tool use them too).
 // ---------------------------------------------------------------------------------------------
-
-__device__ __forceinline__ unsigned smem_address(const void* p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-
-/// The address of the same shared-memory variable in CTA `rank` of the cluster.
-__device__ __forceinline__ unsigned remote_address(unsigned local, int rank) {
-  unsigned remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
-  return remote;
-}
-
-/// One float into another CTA's shared memory, counted (4 bytes) by the mbarrier there.
-__device__ __forceinline__ void store_counted(unsigned remote, float value, unsigned remote_bar) {
-  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%0], %1, [%2];"
-               :: "r"(remote), "r"(__float_as_uint(value)), "r"(remote_bar) : "memory");
-}
-
-/// An mbarrier that completes once `bytes` have arrived (one thread calls this, before phase 0).
-__device__ __forceinline__ void expect_bytes(unsigned bar, unsigned bytes) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(bar) : "memory");
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(bar), "r"(bytes) : "memory");
-}
-
-/// Spins until the mbarrier's first phase completes; its bytes are then visible to this thread.
-__device__ __forceinline__ void wait_bytes(unsigned bar) {
-  unsigned done = 0;
-  do {
-    asm volatile(
-        "{\n .reg .pred p;\n mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], 0;\n"
-        " selp.u32 %0, 1, 0, p;\n}"
-        : "=r"(done) : "r"(bar) : "memory");
-  } while (done == 0);
-}
 
 /// images [n][28][28] -> logits [n][10], labels [n]; grid = n clusters of kCluster CTAs, in x.
 /// Shared-memory layout and packed weights: rung 13's Layout<kCluster>.

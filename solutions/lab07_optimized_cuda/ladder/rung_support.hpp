@@ -8,6 +8,7 @@
 
 #include <string>
 
+#include "course/cuda_check.hpp"
 #include "course/device_buffer.hpp"
 #include "course/error.hpp"
 #include "course/lenet.hpp"
@@ -84,6 +85,15 @@ struct Activations {
 /// The largest batch a rung accepts: conv1's activation [B,6,28,28] must stay below INT_MAX
 /// elements, because the kernels index it with int.
 constexpr int kLargestBatch = 2147483647 / kConv1;
+
+/// Empty when this GPU can launch thread-block clusters (compute capability 9.0+), else why not:
+/// the unsupported_reason() of the cluster rungs.
+inline std::string clusters_unsupported() {
+  int device = 0, clusters = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&clusters, cudaDevAttrClusterLaunch, device));
+  return clusters != 0 ? "" : "this GPU cannot launch thread-block clusters (compute capability 9.0+ needed)";
+}
 
 inline void check_max_batch(int max_batch) {
   if (max_batch < 1 || max_batch > kLargestBatch)

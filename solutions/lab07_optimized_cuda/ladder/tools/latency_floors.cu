@@ -13,7 +13,10 @@
 //   one CTA, cold image   no cluster: the image from DRAM to shared memory, one float written back
 //   phase 0 + 1 store     the cluster's "every CTA runs" barrier alone, then CTA 0 writes a float
 //   st.async exchanges    rung 19's two exchanges (st.async counted by mbarriers), no loads, no math
+//   st.async.v4           rung 22's: the same exchanges in 16-byte messages; and the fc1 exchange alone
 // The difference between the last rows and the rung's time is its arithmetic and __syncthreads.
+//   rung 19/22 kernels    the whole kernels on random weights: cold (as the ladder), warm code (L2
+//                         flushed, then the kernel's code reloaded by a run on other buffers), warm
 //
 // Host to labels (rung 20): the bus.
 //   H2D copy              one 7.84 MB copy (10,000 images of uint8 pixels) from pinned memory
@@ -33,7 +36,8 @@
 #include <string>
 #include <vector>
 
-#include "19_one_image_fast.cuh"  // rung 19's st.async helpers
+#include "19_one_image_fast.cuh"         // rung 19's st.async helpers
+#include "22_one_image_short_chain.cuh"  // rung 22's 16-byte st.async
 #include "tool_cuda_check.hpp"
 
 namespace {
@@ -116,6 +120,27 @@ __global__ void __launch_bounds__(kThreads) cluster_phase0(float* out) {
 #endif
 }
 
+/// The end of both st.async skeletons: the other CTAs wait (phase 1) until CTA 0 has every partial
+/// row counted on bar1; CTA 0 adds one value of each row and writes it.
+__device__ __forceinline__ void end_in_cta0(int rank, int t, unsigned bar1, const float* s_part, float* out) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if (rank != 0) {
+    __cluster_barrier_arrive_relaxed();
+    __cluster_barrier_wait();
+    return;
+  }
+  ladder::one_image_fast::wait_bytes(bar1);
+  __cluster_barrier_arrive_relaxed();
+  if (t == 0) {
+    float sum = 0.0f;
+    for (int r = 0; r < kCluster; ++r) sum += s_part[r * kFc1];
+    out[0] = sum;
+  }
+#else
+  (void)rank, (void)t, (void)bar1, (void)s_part, (void)out;
+#endif
+}
+
 /// Rung 19's skeleton: the same two exchanges as cluster_skeleton<0>, as st.async stores counted
 /// by an mbarrier in the receiving CTA (19_one_image_fast.cuh), no arithmetic, no loads.
 __global__ void __launch_bounds__(kThreads) async_skeleton(float* out) {
@@ -144,18 +169,50 @@ __global__ void __launch_bounds__(kThreads) async_skeleton(float* out) {
   if (t < kFc1)
     rw::store_counted(rw::remote_address(rw::smem_address(s_part + rank * kFc1 + t), 0), s_pool1[t] + 1.0f,
                       rw::remote_address(bar1, 0));
-  if (rank != 0) {
-    __cluster_barrier_arrive_relaxed();
-    __cluster_barrier_wait();
-    return;
-  }
-  rw::wait_bytes(bar1);
-  __cluster_barrier_arrive_relaxed();
+  end_in_cta0(rank, t, bar1, s_part, out);
+#else
+  (void)out;
+#endif
+}
+
+/// Rung 22's skeleton: its exchanges in 16-byte st.async messages (294 granules of pool1 into every
+/// CTA; 30 per CTA of fc1's partial rows into CTA 0), no arithmetic, no loads. kPool1Exchange
+/// false: only the second exchange, the floor of a design with one exchange.
+template <bool kPool1Exchange>
+__global__ void __launch_bounds__(kThreads) async_v4_skeleton(float* out) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  namespace rw = ladder::one_image_fast;
+  namespace sc = ladder::one_image_short_chain;
+  __shared__ alignas(16) float s_pool1[1176];
+  __shared__ alignas(16) float s_part[kCluster * kFc1];
+  __shared__ alignas(8) unsigned long long bars[2];
+  const int rank = static_cast<int>(cg::this_cluster().block_rank());
+  const int t = static_cast<int>(threadIdx.x);
+  const unsigned bar0 = rw::smem_address(&bars[0]), bar1 = rw::smem_address(&bars[1]);
   if (t == 0) {
-    float sum = 0.0f;
-    for (int r = 0; r < kCluster; ++r) sum += s_part[r * kFc1];
-    out[0] = sum;
+    if (kPool1Exchange) rw::expect_bytes(bar0, 1176 * sizeof(float));
+    if (rank == 0) rw::expect_bytes(bar1, kCluster * kFc1 * sizeof(float));
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
+  __cluster_barrier_arrive_relaxed();
+  __cluster_barrier_wait();
+  float value = 1.0f;
+  if constexpr (kPool1Exchange) {
+    const int g0 = rank * sc::kGranules / kCluster, items = 4 * ((rank + 1) * sc::kGranules / kCluster - g0);
+    if ((t & ~3) < items) {
+      const unsigned local = rw::smem_address(s_pool1 + 4 * g0 + (t & ~3));
+      for (int m = 0; m < kCluster / 4; ++m) {
+        const int d = (t & 3) + 4 * m;
+        rw::store_counted_v4(rw::remote_address(local, d), make_float4(1, 1, 1, 1), rw::remote_address(bar0, d));
+      }
+    }
+    rw::wait_bytes(bar0);
+    value = s_pool1[t % 1176];
+  }
+  if (t < kFc1 && t % 4 == 0)
+    rw::store_counted_v4(rw::remote_address(rw::smem_address(s_part + rank * kFc1 + t), 0), make_float4(value, 0, 0, 0),
+                         rw::remote_address(bar1, 0));
+  end_in_cta0(rank, t, bar1, s_part, out);
 #else
   (void)out;
 #endif
@@ -199,13 +256,16 @@ class Timer {
     flush_bytes_ = 2 * static_cast<std::size_t>(std::max(l2, 1 << 20));
     TOOL_CUDA(cudaMalloc(&flush_, flush_bytes_));
   }
-  /// Median and minimum of `runs` event-timed runs of work(), each after an L2 flush (like course::GpuTimer).
-  std::pair<double, double> time(const std::function<void()>& work, int runs, bool flush = true) {
+  /// Median and minimum of `runs` event-timed runs of work(), each after an L2 flush (like course::GpuTimer)
+  /// and then `before` (untimed: it runs between the flush and the first event).
+  std::pair<double, double> time(const std::function<void()>& work, int runs, bool flush = true,
+                                 const std::function<void()>& before = nullptr) {
     for (int i = 0; i < 10; ++i) work();
     TOOL_CUDA(cudaStreamSynchronize(stream_));
     std::vector<double> us;
     for (int i = 0; i < runs; ++i) {
       if (flush) TOOL_CUDA(cudaMemsetAsync(flush_, i & 0xff, flush_bytes_, stream_));
+      if (before) before();
       TOOL_CUDA(cudaEventRecord(start_, stream_));
       work();
       TOOL_CUDA(cudaEventRecord(stop_, stream_));
@@ -307,6 +367,8 @@ int main(int argc, char** argv) {
   TOOL_CUDA(cudaFuncSetAttribute(empty_cluster, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   prepare_cluster_kernel(reinterpret_cast<const void*>(cluster_phase0));
   prepare_cluster_kernel(reinterpret_cast<const void*>(async_skeleton));
+  prepare_cluster_kernel(reinterpret_cast<const void*>(async_v4_skeleton<true>));
+  prepare_cluster_kernel(reinterpret_cast<const void*>(async_v4_skeleton<false>));
   TOOL_CUDA(cudaFuncSetAttribute(empty_cluster, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
 
   constexpr int kRuns = 400;
@@ -317,7 +379,7 @@ int main(int argc, char** argv) {
         empty_cluster<<<kCluster, kThreads, static_cast<std::size_t>(smem), stream>>>();
       }, kRuns), "no cluster");
   // One cluster of kCluster CTAs, launched as the rungs launch theirs (cudaLaunchKernelEx).
-  const auto plain_cluster = [&](auto kernel, auto... args) {
+  const auto launch_cluster = [&](auto kernel, int threads, int dynamic_smem, auto... args) {
     cudaLaunchAttribute a{};
     a.id = cudaLaunchAttributeClusterDimension;
     a.val.clusterDim.x = kCluster;
@@ -325,19 +387,24 @@ int main(int argc, char** argv) {
     a.val.clusterDim.z = 1;
     cudaLaunchConfig_t c{};
     c.gridDim = dim3(kCluster);
-    c.blockDim = dim3(kThreads);
-    c.dynamicSmemBytes = static_cast<std::size_t>(smem);
+    c.blockDim = dim3(static_cast<unsigned>(threads));
+    c.dynamicSmemBytes = static_cast<std::size_t>(dynamic_smem);
     c.stream = stream;
     c.attrs = &a;
     c.numAttrs = 1;
     TOOL_CUDA(cudaLaunchKernelEx(&c, kernel, args...));
   };
+  const auto plain_cluster = [&](auto kernel, auto... args) { launch_cluster(kernel, kThreads, smem, args...); };
   add("empty 16-CTA cluster", timer.time([&] { plain_cluster(empty_cluster); }, kRuns));
   add("one CTA: cold image in, 1 float out", timer.time([&] { one_cta_image<<<1, kThreads, 0, stream>>>(d_image, d_out); }, kRuns));
   add("16-CTA cluster: phase 0 + 1 store", timer.time([&] { plain_cluster(cluster_phase0, d_out); }, kRuns),
       "every CTA runs, then CTA 0 writes");
   add("st.async exchanges (rung 19)", timer.time([&] { plain_cluster(async_skeleton, d_out); }, kRuns),
       "2 exchanges counted by mbarriers");
+  add("st.async.v4 exchanges (rung 22)", timer.time([&] { plain_cluster(async_v4_skeleton<true>, d_out); }, kRuns),
+      "2 exchanges in 16-byte messages");
+  add("st.async.v4, fc1 exchange only", timer.time([&] { plain_cluster(async_v4_skeleton<false>, d_out); }, kRuns),
+      "1 exchange: the floor of one-exchange designs");
   add("cluster barriers + DSMEM stores", timer.time([&] { cluster_launch(cluster_skeleton<0>, false); }, kRuns),
       "2 exchange phases, no loads");
   add("  + cold image (3 KB)", timer.time([&] { cluster_launch(cluster_skeleton<1>, false); }, kRuns));
@@ -350,6 +417,89 @@ int main(int argc, char** argv) {
       "access-policy window, 1 MB set aside");
   TOOL_CUDA(cudaCtxResetPersistingL2Cache());
   TOOL_CUDA(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, old_limit));
+
+  // ---- whole rungs: what is cold ------------------------------------------------------------
+  // Rungs 19's and 22's kernels on random weights, three ways: cold (L2 flushed, as the ladder
+  // times: the image, the weights *and the kernel's machine code* come from DRAM); warm code (L2
+  // flushed, then the same kernel run once on a second copy of image and weights: its code is in
+  // L2 again, its data is not); warm (no flush). Rung 22 also prints its per-step clock stamps.
+  {
+    namespace sc = ladder::one_image_short_chain;
+    namespace co = ladder::cluster_one_image;
+    namespace rw = ladder::one_image_fast;
+    const auto random_copy = [](int floats, float scale) {
+      std::vector<float> v(static_cast<std::size_t>(floats));
+      unsigned x = 12345u + static_cast<unsigned>(floats);
+      for (float& f : v) {
+        x = x * 1664525u + 1013904223u;
+        f = scale * (static_cast<float>(x >> 8) / 16777216.0f - 0.25f);
+      }
+      float* d = nullptr;
+      TOOL_CUDA(cudaMalloc(&d, v.size() * sizeof(float)));
+      TOOL_CUDA(cudaMemcpy(d, v.data(), v.size() * sizeof(float), cudaMemcpyHostToDevice));
+      return d;
+    };
+    float* images[2] = {random_copy(kImageFloats, 4.0f), random_copy(kImageFloats, 4.0f)};
+    float* packed22[2] = {random_copy(sc::kPackedFloats, 0.2f), random_copy(sc::kPackedFloats, 0.2f)};
+    float* packed19[2] = {random_copy(co::Layout<16>::kPackedFloats, 0.2f), random_copy(co::Layout<16>::kPackedFloats, 0.2f)};
+    float* logits = nullptr;
+    int* labels = nullptr;
+    long long* stamps[2] = {nullptr, nullptr};
+    const std::size_t stamp_words = static_cast<std::size_t>(sc::kStampRuns * sc::kStampCount + 1);
+    TOOL_CUDA(cudaMalloc(&logits, 64 * sizeof(float)));
+    TOOL_CUDA(cudaMalloc(&labels, 16 * sizeof(int)));
+    for (auto& p : stamps) TOOL_CUDA(cudaMalloc(&p, stamp_words * sizeof(long long)));
+    const int smem19 = co::Layout<16>::kSmemBytes;
+    TOOL_CUDA(cudaFuncSetAttribute(rw::async_cluster_lenet<16>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    TOOL_CUDA(cudaFuncSetAttribute(rw::async_cluster_lenet<16>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem19));
+    const auto kernel22 = [](bool stamped) {
+      return stamped ? sc::short_chain_lenet<true> : sc::short_chain_lenet<false>;
+    };
+    for (const bool stamped : {false, true})
+      TOOL_CUDA(cudaFuncSetAttribute(kernel22(stamped), cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    const auto rung19 = [&](int copy) {
+      launch_cluster(rw::async_cluster_lenet<16>, co::kThreads, smem19, static_cast<const float*>(images[copy]),
+             static_cast<const float*>(packed19[copy]), logits, labels);
+    };
+    const auto rung22 = [&](int copy, bool stamped) {
+      launch_cluster(kernel22(stamped), sc::kThreads, 0, static_cast<const float*>(images[copy]),
+                     static_cast<const float*>(packed22[copy]), logits, labels, stamps[copy]);
+    };
+    const auto print_stamps = [&](const char* what) {
+      std::vector<long long> host(stamp_words);
+      TOOL_CUDA(cudaMemcpy(host.data(), stamps[0], stamp_words * sizeof(long long), cudaMemcpyDeviceToHost));
+      const int runs = static_cast<int>(std::min<long long>(host.back(), sc::kStampRuns));
+      std::printf("    rung 22 stamps, %s (CTA 0, cycles since its start, median of %d):", what, runs);
+      for (int st = 1; st < sc::kStampCount && runs > 0; ++st) {
+        std::vector<long long> v;
+        for (int r = 0; r < runs; ++r) v.push_back(host[static_cast<std::size_t>(r * sc::kStampCount + st)]);
+        std::nth_element(v.begin(), v.begin() + runs / 2, v.end());
+        std::printf(" %lld", v[static_cast<std::size_t>(runs / 2)]);
+      }
+      std::printf("\n");
+      TOOL_CUDA(cudaMemset(stamps[0], 0, stamp_words * sizeof(long long)));
+    };
+    std::printf("whole kernels, random weights (%d runs); stamps: image in, conv1, pool1 in, features, fc1 sent, "
+                "fc1 rows in, h1, h2, logits:\n", kRuns);
+    add("rung 19 kernel: cold", timer.time([&] { rung19(0); }, kRuns), "as the ladder: L2 flushed");
+    add("rung 19 kernel: warm code", timer.time([&] { rung19(0); }, kRuns, true, [&] { rung19(1); }),
+        "flushed, then its code reloaded");
+    add("rung 19 kernel: warm", timer.time([&] { rung19(0); }, kRuns, false), "no flush");
+    add("rung 22 kernel: cold", timer.time([&] { rung22(0, false); }, kRuns), "as the ladder: L2 flushed");
+    add("rung 22 kernel: warm code", timer.time([&] { rung22(0, false); }, kRuns, true, [&] { rung22(1, false); }),
+        "flushed, then its code reloaded");
+    add("rung 22 kernel: warm", timer.time([&] { rung22(0, false); }, kRuns, false), "no flush");
+    TOOL_CUDA(cudaMemset(stamps[0], 0, stamp_words * sizeof(long long)));
+    (void)timer.time([&] { rung22(0, true); }, kRuns);
+    print_stamps("cold");
+    (void)timer.time([&] { rung22(0, true); }, kRuns, true, [&] { rung22(1, true); });
+    print_stamps("warm code");
+    (void)timer.time([&] { rung22(0, true); }, kRuns, false);
+    print_stamps("warm");
+    for (float* p : {images[0], images[1], packed22[0], packed22[1], packed19[0], packed19[1], logits}) cudaFree(p);
+    cudaFree(labels);
+    for (auto& p : stamps) cudaFree(p);
+  }
 
   // ---- host to labels ----------------------------------------------------------------------
   constexpr int kImages = 10000;
