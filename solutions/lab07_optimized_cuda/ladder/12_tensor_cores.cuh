@@ -118,6 +118,11 @@ class TensorCoreLeNet : public ladder::Rung {
   bool reduced_precision() const override { return true; }
 
  protected:
+  /// What a kernel of its own needs to run this network (rung 23): the weights as fragments, and
+  /// how many of rung 12's blocks fit on the GPU at once.
+  tc::Weights weights() const { return rest_.weights(conv1_.get(), conv2_.get()); }
+  int resident_blocks() const { return resident_blocks_; }
+
   /// The kernel for images from `Source` uses ~97 KB of shared memory per block or more (above the
   /// 48 KB default, so it has to be asked for, once per Source); returns how many blocks fit on an SM.
   template <typename Source>
@@ -141,7 +146,7 @@ class TensorCoreLeNet : public ladder::Rung {
     const int per_block = (((n + resident_blocks_ - 1) / resident_blocks_) + tc::kWarps - 1) / tc::kWarps * tc::kWarps;
     const int blocks = (n + per_block - 1) / per_block;
     tc::lenet_tensor_cores<Source><<<blocks, tc::kThreads, tc::shared_bytes<Source>(), stream>>>(
-        source, n, per_block, rest_.weights(conv1_.get(), conv2_.get()), d_logits, d_labels);
+        source, n, per_block, weights(), d_logits, d_labels);
     CUDA_CHECK_LAST_LAUNCH();
   }
 

@@ -1,0 +1,353 @@
+// Rung 23: pinned host pixels to host labels, zero copy like rung 21, but with no fixed share of
+// the batch per block: persistent blocks take 8-image steps from a counter, keep 2 steps in flight,
+// and run the fully connected layers per step, so that after the last byte lands only one short
+// step is left. (Header numbers: see MEASURED below; lecture 07, section 15i.)
+//
+// Why (lecture 07, 15h): rung 21 takes ~16.7 us per 1,000 images plus ~30 us whatever the batch.
+// Its blocks each own 40 consecutive images (5 steps of 8) and the fully connected layers of a
+// 32-image chunk: a block whose bytes come late finishes late, however idle the others are, and
+// after its last step's bytes it still runs conv for 8 images, then fc for the chunk.
+//
+// How (lenet_zero_copy_dynamic below; the layers are rung 12's device functions):
+//   - a step is 8 consecutive images (6,272 bytes = 49 whole 128-byte lines, as in rung 21), one
+//     per warp; grid = SMs x 2 blocks, each block starts with steps b, b + G (static, no atomics),
+//     and takes every later one from a global counter (atomicAdd by thread 0, one step before it
+//     is needed, so the atomic's round trip is hidden); the last block out resets the counter;
+//   - kSlots steps in flight per block (cp.async groups, waited for oldest first);
+//   - per step: stage, conv1, conv2 (one image per warp), then fc1-fc3 for the step (one m-tile
+//     of 16 rows, 8 used) and the 8 labels written straight into the caller's pinned buffer.
+//
+// Knobs, for measuring (read by prepare()):
+//   COURSE_LADDER_ZC_SLOTS=1|2|3        steps in flight per block (default 2)
+//   COURSE_LADDER_ZC_ORDER=dynamic|static   steps from the counter, or block b's are b + iG
+//   COURSE_LADDER_ZC_WORK=full|fetch    fetch: the same reads and barriers, no network, labels 0
+//                                       (wrong on purpose: the bus and the loop alone)
+//   COURSE_LADDER_ZC_BLOCKS=N           grid size (default: all that fit at once)
+//   COURSE_LADDER_ZC_TRACE=1            %globaltimer stamps per call (first block start, first and
+//                                       last bytes landed, first and last block end), printed as
+//                                       medians when the rung is destroyed
+// Pageable pixels (no kernel may read those) are copied first, then rung 12's kernel runs.
+// forward() (device-resident images) and the accuracy cost are rung 12's: reduced precision (FP16).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "12_tensor_cores.cuh"
+#include "course/cuda_check.hpp"
+#include "course/device_buffer.hpp"
+#include "course/error.hpp"
+#include "cuda_owners.cuh"
+#include "ladder.hpp"
+
+namespace ladder::zero_copy_dynamic {
+
+namespace tc = ladder::tensor_cores;
+constexpr int kStepImages = tc::kWarps;                          // one image per warp
+constexpr int kImagePieces = tc::kImagePixels / 16;              // 49 pieces of 16 bytes
+constexpr int kImageWords = tc::kImagePixels / 4;                // 196
+constexpr int kStepPieces = kStepImages * kImagePieces;          // 392: 49 lines of 128 bytes
+constexpr int kStepWords = kStepImages * kImageWords;            // one slot
+constexpr int kRows = 16;                                        // fc: one m-tile, 8 rows used
+constexpr int kDynamic = 1, kFetchOnly = 2;                      // flags
+enum Stamp { kFirstStart, kFirstLanded, kLastFirstLanded, kLastLanded, kFirstEnd, kLastEnd, kStamps };
+
+/// Rung 12's tiles cut to one step: the conv scratch of 8 warps and the fc tiles for 16 rows.
+struct StepTiles {
+  tc::WarpScratch warp[tc::kWarps];
+  std::uint32_t pool2[kRows * tc::kPool2Stride];
+  std::uint32_t fc1_out[kRows * tc::kFc1OutStride];
+  std::uint32_t fc2_out[kRows * tc::kFc2OutStride];
+  float logits[kStepImages * tc::kClasses];
+};
+static_assert(sizeof(StepTiles) % sizeof(uint4) == 0, "zeroed with 16-byte stores; slots follow, 16-byte aligned");
+
+template <int kSlots>
+constexpr int shared_bytes() {
+  return static_cast<int>(sizeof(StepTiles)) + kSlots * kStepWords * 4;
+}
+
+__device__ __forceinline__ unsigned long long now_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+/// Step `step`'s pixels (up to 8 images, 16-byte pieces) on their way into `slot`, one cp.async
+/// group per call even when there is no such step, so that the groups stay one per slot.
+__device__ __forceinline__ void issue(const uint4* pixels, int step, int steps, int n, std::uint32_t* slot) {
+  if (step < steps) {
+    const int pieces = min(kStepImages, n - step * kStepImages) * kImagePieces;
+    const uint4* src = pixels + static_cast<std::size_t>(step) * kStepPieces;
+    for (int p = static_cast<int>(threadIdx.x); p < pieces; p += tc::kThreads)
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(static_cast<unsigned>(__cvta_generic_to_shared(slot + 4 * p))),
+                   "l"(src + p)
+                   : "memory");
+  }
+  asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
+/// Persistent blocks over the batch's steps. counters[0]: the next step to hand out, minus the
+/// kSlots * gridDim.x handed out statically; counters[1]: blocks finished (both back to 0 at the end).
+template <int kSlots>
+__global__ void __launch_bounds__(tc::kThreads, 2)
+    lenet_zero_copy_dynamic(const uint4* __restrict__ pixels, int n, tc::Weights weights, int* __restrict__ labels,
+                            unsigned* counters, int flags, unsigned long long* trace) {
+  extern __shared__ uint4 shared_raw[];
+  __shared__ int slot_step[kSlots];  // the step in flight into each slot, -1: none
+  __shared__ int claimed;            // the next step this block will issue (dynamic order)
+  StepTiles& tiles = *reinterpret_cast<StepTiles*>(shared_raw);
+  std::uint32_t* slots = reinterpret_cast<std::uint32_t*>(&tiles + 1);
+  const int tid = static_cast<int>(threadIdx.x), lane = tid % 32, warp = tid / 32, g = lane / 4, t = lane % 4;
+  const int steps = (n + kStepImages - 1) / kStepImages, blocks = static_cast<int>(gridDim.x);
+  const int ahead = kSlots * blocks;  // steps handed out before the counter's first
+  const bool dynamic = (flags & kDynamic) != 0, compute = (flags & kFetchOnly) == 0;
+  const bool stamp = trace != nullptr && tid == 0;
+  if (stamp) atomicMin(trace + kFirstStart, now_ns());
+
+  // The block's first steps in flight before anything else: the bus is the limiter, not the SM.
+  for (int d = 0; d < kSlots; ++d) issue(pixels, static_cast<int>(blockIdx.x) + d * blocks, steps, n, slots + d * kStepWords);
+  if (tid == 0) {
+    for (int d = 0; d < kSlots; ++d) slot_step[d] = static_cast<int>(blockIdx.x) + d * blocks < steps ? static_cast<int>(blockIdx.x) + d * blocks : -1;
+    claimed = dynamic && ahead < steps ? ahead + static_cast<int>(atomicAdd(counters, 1u)) : steps;
+  }
+  // Zeroed once: the pair buffers' padding, fc rows 8..15 and the padded columns are never written.
+  for (int i = tid; i < static_cast<int>(sizeof(StepTiles) / sizeof(uint4)); i += tc::kThreads)
+    shared_raw[i] = make_uint4(0u, 0u, 0u, 0u);
+  const uint2 conv1_b[tc::kConv1KSteps] = {__ldg(weights.conv1 + lane), __ldg(weights.conv1 + 32 + lane)};
+  const float conv1_bias_lo = weights.conv1_bias[2 * t], conv1_bias_hi = weights.conv1_bias[2 * t + 1];
+  const float conv2_bias[4] = {weights.conv2_bias[2 * t], weights.conv2_bias[2 * t + 1],
+                               weights.conv2_bias[8 + 2 * t], weights.conv2_bias[9 + 2 * t]};
+  tc::prefetch_to_l2(weights.conv2, tc::fragment_bytes<tc::kConv2KSteps, tc::kConv2NTiles>());
+  tc::prefetch_to_l2(weights.fc1, tc::fragment_bytes<tc::kFc1KSteps, tc::kFc1NTiles>());
+  tc::prefetch_to_l2(weights.fc2, tc::fragment_bytes<tc::kFc2KSteps, tc::kFc2NTiles>());
+  tc::prefetch_to_l2(weights.fc3, tc::fragment_bytes<tc::kFc3KSteps, tc::kFc3NTiles>());
+  tc::WarpScratch& scratch = tiles.warp[warp];
+  unsigned long long landed = 0;
+
+  for (int it = 0;; ++it) {
+    std::uint32_t* slot = slots + (it % kSlots) * kStepWords;
+    asm volatile("cp.async.wait_group %0;" ::"n"(kSlots - 1) : "memory");  // this thread's oldest group
+    __syncthreads();  // every thread's pieces of this slot have landed; slot_step, claimed visible
+    const int step = slot_step[it % kSlots];
+    if (step < 0) break;  // steps are handed out in increasing order: every later slot is empty too
+    const int next = dynamic ? claimed : step + ahead;
+    const int first = step * kStepImages, count = min(kStepImages, n - first);
+    if (stamp) {
+      landed = now_ns();
+      if (it == 0) {
+        atomicMin(trace + kFirstLanded, landed);
+        atomicMax(trace + kLastFirstLanded, landed);
+      }
+    }
+    if (compute && warp < count)
+      tc::stage_rows([&](int s) { return tc::pixels_to_float(slot[warp * kImageWords + 28 * s + lane]); }, scratch.pairs, lane);
+    __syncthreads();  // the slot is read (and slot_step, claimed): refill them
+    issue(pixels, next, steps, n, slot);
+    int mine = steps;
+    if (tid == 0) {
+      slot_step[it % kSlots] = next < steps ? next : -1;
+      if (dynamic && next < steps) mine = ahead + static_cast<int>(atomicAdd(counters, 1u));  // used a step later
+    }
+    if (compute && warp < count) {
+      tc::conv1_relu_pool(scratch.pairs, scratch.pool1, conv1_b, conv1_bias_lo, conv1_bias_hi, g, t);
+      __syncwarp();  // pool1 written -> conv2 reads it
+      tc::conv2_relu_pool(scratch.pool1, tiles.pool2 + warp * tc::kPool2Stride, weights.conv2, conv2_bias, g, t, lane);
+    }
+    if (tid == 0 && dynamic && next < steps) claimed = mine;
+    __syncthreads();  // pool2 complete (rows past `count`: stale or zero, computed and dropped)
+    if (compute) {
+      tc::fully_connected<tc::kFc1KSteps, tc::kFc1NTiles>(
+          tiles.pool2, tc::kPool2Stride, weights.fc1, weights.fc1_bias, 1, warp, g, t, lane,
+          [&](int row, int col, float lo, float hi) {
+            tiles.fc1_out[row * tc::kFc1OutStride + col / 2] = tc::pack_half2(tc::relu(lo), tc::relu(hi));
+          });
+      __syncthreads();
+      tc::fully_connected<tc::kFc2KSteps, tc::kFc2NTiles>(
+          tiles.fc1_out, tc::kFc1OutStride, weights.fc2, weights.fc2_bias, 1, warp, g, t, lane,
+          [&](int row, int col, float lo, float hi) {
+            tiles.fc2_out[row * tc::kFc2OutStride + col / 2] = tc::pack_half2(tc::relu(lo), tc::relu(hi));
+          });
+      __syncthreads();
+      tc::fully_connected<tc::kFc3KSteps, tc::kFc3NTiles>(
+          tiles.fc2_out, tc::kFc2OutStride, weights.fc3, weights.fc3_bias, 1, warp, g, t, lane,
+          [&](int row, int col, float lo, float hi) {
+            if (row < kStepImages && col < tc::kClasses) {  // col is even, so col + 1 < 10 too
+              tiles.logits[row * tc::kClasses + col] = lo;
+              tiles.logits[row * tc::kClasses + col + 1] = hi;
+            }
+          });
+      __syncthreads();
+    }
+    // One thread per image: the argmax (lowest index wins a tie, as rung 12), written to host memory.
+    // The logits tile is next written two barriers later, after the next step's pool2.
+    if (tid < count) {
+      int best = 0;
+      if (compute) {
+        const float* row = tiles.logits + tid * tc::kClasses;
+        for (int c = 1; c < tc::kClasses; ++c)
+          if (row[c] > row[best]) best = c;
+      }
+      labels[first + tid] = best;
+    }
+  }
+  if (stamp) {
+    const unsigned long long end = now_ns();
+    atomicMax(trace + kLastLanded, landed);
+    atomicMin(trace + kFirstEnd, end);
+    atomicMax(trace + kLastEnd, end);
+  }
+  if (tid == 0 && dynamic) {  // the last block out resets the counters for the next launch
+    __threadfence();
+    if (atomicAdd(counters + 1, 1u) == static_cast<unsigned>(blocks) - 1u) {
+      atomicExch(counters, 0u);
+      atomicExch(counters + 1, 0u);
+    }
+  }
+}
+
+}  // namespace ladder::zero_copy_dynamic
+
+namespace {
+
+namespace zd = ladder::zero_copy_dynamic;
+
+std::string env_or(const char* name, const std::string& fallback) {
+  const char* text = std::getenv(name);
+  return text == nullptr || *text == '\0' ? fallback : std::string(text);
+}
+
+class ZeroCopyDynamic final : public TensorCoreLeNet {
+ public:
+  void prepare(const lab04::FoldedLeNet& net, int max_batch) override {
+    TensorCoreLeNet::prepare(net, max_batch);
+    slots_ = std::atoi(env_or("COURSE_LADDER_ZC_SLOTS", "2").c_str());
+    const std::string order = env_or("COURSE_LADDER_ZC_ORDER", "dynamic"), work = env_or("COURSE_LADDER_ZC_WORK", "full");
+    if (slots_ < 1 || slots_ > 3) throw course::Error("COURSE_LADDER_ZC_SLOTS must be 1, 2 or 3");
+    if (order != "dynamic" && order != "static") throw course::Error("COURSE_LADDER_ZC_ORDER must be dynamic or static");
+    if (work != "full" && work != "fetch") throw course::Error("COURSE_LADDER_ZC_WORK must be full or fetch");
+    flags_ = (order == "dynamic" ? zd::kDynamic : 0) | (work == "fetch" ? zd::kFetchOnly : 0);
+    int device = 0, sms = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    const int per_sm = slots_ == 1 ? allow<1>() : slots_ == 2 ? allow<2>() : allow<3>();
+    if (per_sm < 1) throw course::Error("rung 23: the kernel does not fit on this GPU (shared memory per block)");
+    max_blocks_ = sms * per_sm;
+    if (const int asked = std::atoi(env_or("COURSE_LADDER_ZC_BLOCKS", "0").c_str()); asked > 0)
+      max_blocks_ = std::min(asked, max_blocks_);
+    counters_ = course::DeviceBuffer<unsigned>(2);
+    CUDA_CHECK(cudaMemset(counters_.get(), 0, counters_.bytes()));
+    const auto batch = static_cast<std::size_t>(max_batch);
+    pixels_ = course::DeviceBuffer<std::uint8_t>(batch * tc::kImagePixels);
+    logits_ = course::DeviceBuffer<float>(batch * tc::kClasses);
+    own_labels_ = make_pinned<int>(batch);
+    own_labels_mapped_ = mapped(own_labels_.get());  // our own buffer: looked up once
+    if (!env_or("COURSE_LADDER_ZC_TRACE", "").empty()) trace_ = course::DeviceBuffer<unsigned long long>(zd::kStamps);
+    static bool told = false;
+    if (!told) {
+      told = true;
+      std::printf("  rung 23: %d steps in flight, %s order, %s, %d blocks (%d per SM)%s\n", slots_, order.c_str(),
+                  work == "fetch" ? "FETCH ONLY (labels 0)" : "full network", max_blocks_, per_sm,
+                  trace_.get() != nullptr ? ", tracing" : "");
+    }
+  }
+
+  ~ZeroCopyDynamic() override { print_trace(); }
+
+  void classify_from_host(const std::uint8_t* h_pixels, int n, int* h_labels, cudaStream_t stream) override {
+    if (h_pixels == nullptr) throw course::Error("rung 23: h_pixels is null");
+    if (h_labels == nullptr) throw course::Error("rung 23: h_labels is null");
+    if (n < 1 || n > max_batch())
+      throw course::Error("rung 23: n = " + std::to_string(n) + " is not in [1, " + std::to_string(max_batch()) + "]");
+    // Two lookups per call, never remembered: the caller may pass pageable memory at an address
+    // that was pinned last time, and a kernel must never touch pageable memory.
+    int* labels = mapped(h_labels);
+    const bool own_labels = labels == nullptr;  // pageable labels: the kernel writes ours, copied below
+    if (own_labels) labels = own_labels_mapped_;
+    const std::uint8_t* pixels = mapped(h_pixels);
+    if (pixels == nullptr || reinterpret_cast<std::uintptr_t>(pixels) % alignof(uint4) != 0) {
+      // No kernel may read pageable memory, and cp.async needs 16-byte pieces: one copy, rung 12's kernel.
+      CUDA_CHECK(cudaMemcpyAsync(pixels_.get(), h_pixels, static_cast<std::size_t>(n) * tc::kImagePixels,
+                                 cudaMemcpyHostToDevice, stream));
+      forward_pixels(pixels_.get(), n, logits_.get(), labels, stream);
+    } else {
+      launch(reinterpret_cast<const uint4*>(pixels), n, labels, stream);
+    }
+    CUDA_CHECK(cudaStreamSynchronize(stream));  // the one wait of the call: labels are in host memory
+    if (own_labels) std::memcpy(h_labels, own_labels_.get(), static_cast<std::size_t>(n) * sizeof(int));
+    if (trace_.get() != nullptr) keep_trace();
+  }
+
+ private:
+  template <int kSlots>
+  int allow() {
+    CUDA_CHECK(cudaFuncSetAttribute(zd::lenet_zero_copy_dynamic<kSlots>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    zd::shared_bytes<kSlots>()));
+    int per_sm = 0;
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, zd::lenet_zero_copy_dynamic<kSlots>, tc::kThreads,
+                                                             zd::shared_bytes<kSlots>()));
+    return per_sm;
+  }
+
+  template <int kSlots>
+  void launch_slots(const uint4* pixels, int n, int* labels, cudaStream_t stream) {
+    const int steps = (n + zd::kStepImages - 1) / zd::kStepImages;
+    zd::lenet_zero_copy_dynamic<kSlots><<<std::min(steps, max_blocks_), tc::kThreads, zd::shared_bytes<kSlots>(), stream>>>(
+        pixels, n, weights(), labels, counters_.get(), flags_, trace_.get());
+    CUDA_CHECK_LAST_LAUNCH();
+  }
+
+  void launch(const uint4* pixels, int n, int* labels, cudaStream_t stream) {
+    if (trace_.get() != nullptr) {
+      const unsigned long long start[zd::kStamps] = {~0ull, ~0ull, 0, 0, ~0ull, 0};
+      CUDA_CHECK(cudaMemcpyAsync(trace_.get(), start, sizeof(start), cudaMemcpyHostToDevice, stream));
+    }
+    if (slots_ == 1) launch_slots<1>(pixels, n, labels, stream);
+    else if (slots_ == 2) launch_slots<2>(pixels, n, labels, stream);
+    else launch_slots<3>(pixels, n, labels, stream);
+  }
+
+  void keep_trace() {
+    unsigned long long t[zd::kStamps];
+    trace_.download(t, zd::kStamps);
+    if (t[zd::kFirstStart] == ~0ull) return;  // the pageable path: no stamps
+    std::vector<double> us;
+    for (int s = 1; s < zd::kStamps; ++s) us.push_back(1e-3 * static_cast<double>(t[s] - t[zd::kFirstStart]));
+    traces_.push_back(us);
+  }
+
+  void print_trace() const {
+    if (traces_.empty()) return;
+    const char* names[] = {"first bytes landed", "last block's first bytes", "last bytes landed", "first block done",
+                           "last block done"};
+    std::printf("  rung 23 trace, median of %zu calls, us after the first block started:", traces_.size());
+    for (std::size_t s = 0; s + 1 < zd::kStamps; ++s) {
+      std::vector<double> v;
+      for (const auto& call : traces_) v.push_back(call[s]);
+      std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
+      std::printf("%s %s %.1f", s == 0 ? "" : ";", names[s], v[v.size() / 2]);
+    }
+    std::printf("\n");
+  }
+
+  int slots_ = 2, flags_ = 0, max_blocks_ = 0;
+  course::DeviceBuffer<unsigned> counters_;
+  course::DeviceBuffer<std::uint8_t> pixels_;
+  course::DeviceBuffer<float> logits_;
+  std::unique_ptr<int, PinnedDeleter> own_labels_;
+  int* own_labels_mapped_ = nullptr;
+  course::DeviceBuffer<unsigned long long> trace_;
+  std::vector<std::vector<double>> traces_;
+};
+
+}  // namespace
+
+COURSE_LADDER_RUNG(23, "zero_copy_dynamic",
+                   "zero copy with steps of 8 images handed out by a counter, 2 in flight per block, fc per step",
+                   ZeroCopyDynamic);
