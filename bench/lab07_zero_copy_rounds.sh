@@ -33,10 +33,10 @@ variant_env() {
   IFS=: read -ra parts <<<"$1"
   for part in "${parts[@]:1}"; do
     case $part in
-      s*) echo "COURSE_LADDER_ZC_SLOTS=${part#s}" ;;
-      b*) echo "COURSE_LADDER_ZC_BLOCKS=${part#b}" ;;
       static) echo "COURSE_LADDER_ZC_ORDER=static" ;;
       fetch) echo "COURSE_LADDER_ZC_WORK=fetch" ;;
+      s[0-9]*) echo "COURSE_LADDER_ZC_SLOTS=${part#s}" ;;
+      b[0-9]*) echo "COURSE_LADDER_ZC_BLOCKS=${part#b}" ;;
     esac
   done
 }
