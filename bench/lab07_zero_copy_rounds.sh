@@ -3,11 +3,11 @@
 # separate process (a process's numbers move by about +-0.004 ms), ROUNDS rounds, then rung 23's
 # knobs, its trace and a batch sweep, and lab07_latency_floors -- all in one go on one GPU.
 #
-#   bench/lab07_zero_copy_rounds.sh [BUILD_DIR] [ROUNDS] [VARIANTS]    prints a log to stdout
+#   [TRACED="23 23:fetch"] bench/lab07_zero_copy_rounds.sh [BUILD_DIR] [ROUNDS] [VARIANTS]   log to stdout
 #
 # VARIANTS (default "20 21 23 23:s1 23:static 23:fetch"): a rung number, optionally with rung 23's
 # knobs after colons: sN (COURSE_LADDER_ZC_SLOTS=N), static (ORDER=static), fetch (WORK=fetch),
-# bN (BLOCKS=N). Needs BUILD_DIR/bench/lab07_ladder and lab07_latency_floors and the datasets.
+# early|late (START), lstep|lend|lnone (LABELS=step|end|none), bN (BLOCKS=N). Needs BUILD_DIR/bench/lab07_ladder and lab07_latency_floors and the datasets.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${1:-$ROOT/build}
@@ -35,6 +35,8 @@ variant_env() {
     case $part in
       static) echo "COURSE_LADDER_ZC_ORDER=static" ;;
       fetch) echo "COURSE_LADDER_ZC_WORK=fetch" ;;
+      early | late) echo "COURSE_LADDER_ZC_START=$part" ;;
+      lstep | lend | lnone) echo "COURSE_LADDER_ZC_LABELS=${part#l}" ;;
       s[0-9]*) echo "COURSE_LADDER_ZC_SLOTS=${part#s}" ;;
       b[0-9]*) echo "COURSE_LADDER_ZC_BLOCKS=${part#b}" ;;
     esac
@@ -50,8 +52,11 @@ for ((r = 1; r <= ROUNDS; ++r)); do
     run "$v" "${v%%:*}" $(variant_env "$v") -- --no-check --batch 10000 --mode host
   done
 done
-echo "== rung 23 traced (%globaltimer stamps; the events cost a copy per call), 10,000 and 1 image"
-run "23 trace" 23 COURSE_LADDER_ZC_TRACE=1 -- --no-check --batch 10000 --mode host
+echo "== rung 23 traced (%globaltimer stamps; they cost a copy per call), TRACED at 10,000 images, then 1"
+for v in ${TRACED:-23}; do
+  # shellcheck disable=SC2046
+  run "$v trace" 23 COURSE_LADDER_ZC_TRACE=1 $(variant_env "$v") -- --no-check --batch 10000 --mode host
+done
 run "23 trace" 23 COURSE_LADDER_ZC_TRACE=1 -- --no-check --batch 1 --mode host
 echo "== batch sweeps, host mode"
 run "21 sweep" 21 -- --no-check --batch 1,100,1000,2500,5000,7500,10000 --mode host

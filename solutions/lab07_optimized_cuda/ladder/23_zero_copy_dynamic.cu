@@ -22,6 +22,11 @@
 //   COURSE_LADDER_ZC_ORDER=dynamic|static   steps from the counter, or block b's are b + iG
 //   COURSE_LADDER_ZC_WORK=full|fetch    fetch: the same reads and barriers, no network, labels 0
 //                                       (wrong on purpose: the bus and the loop alone)
+//   COURSE_LADDER_ZC_START=late|early   the first reads after the prologue (zeroing, weights; as
+//                                       rung 21) or before it
+//   COURSE_LADDER_ZC_LABELS=end|step|none  labels into a device buffer, copied to the host by the
+//                                       last block out; or 8 at a time into host memory per step;
+//                                       or not at all (wrong on purpose)
 //   COURSE_LADDER_ZC_BLOCKS=N           grid size (default: all that fit at once)
 //   COURSE_LADDER_ZC_TRACE=1            %globaltimer stamps per call (first block start, first and
 //                                       last bytes landed, first and last block end), printed as
@@ -55,8 +60,11 @@ constexpr int kImageWords = tc::kImagePixels / 4;                // 196
 constexpr int kStepPieces = kStepImages * kImagePieces;          // 392: 49 lines of 128 bytes
 constexpr int kStepWords = kStepImages * kImageWords;            // one slot
 constexpr int kRows = 16;                                        // fc: one m-tile, 8 rows used
-constexpr int kDynamic = 1, kFetchOnly = 2;                      // flags
-enum Stamp { kFirstStart, kFirstLanded, kLastFirstLanded, kLastLanded, kFirstEnd, kLastEnd, kStamps };
+// Flags (the knobs below): steps from the counter; no network; first reads after the prologue;
+// labels into a device buffer that the last block out copies to the host; no labels at all.
+constexpr int kDynamic = 1, kFetchOnly = 2, kLateStart = 4, kLabelsAtEnd = 8, kNoLabels = 16;
+// Trace stamps (ns): times, then two durations of the block's last step (max over blocks).
+enum Stamp { kFirstStart, kFirstLanded, kLastFirstLanded, kLastLanded, kFirstEnd, kLastEnd, kTailConv, kTailFc, kStamps };
 
 /// Rung 12's tiles cut to one step: the conv scratch of 8 warps and the fc tiles for 16 rows.
 struct StepTiles {
@@ -97,22 +105,28 @@ __device__ __forceinline__ void issue(const uint4* pixels, int step, int steps, 
 /// kSlots * gridDim.x handed out statically; counters[1]: blocks finished (both back to 0 at the end).
 template <int kSlots>
 __global__ void __launch_bounds__(tc::kThreads, 2)
-    lenet_zero_copy_dynamic(const uint4* __restrict__ pixels, int n, tc::Weights weights, int* __restrict__ labels,
-                            unsigned* counters, int flags, unsigned long long* trace) {
+    lenet_zero_copy_dynamic(const uint4* __restrict__ pixels, int n, tc::Weights weights, int* labels,
+                            int* step_labels, unsigned* counters, int flags, unsigned long long* trace) {
   extern __shared__ uint4 shared_raw[];
   __shared__ int slot_step[kSlots];  // the step in flight into each slot, -1: none
   __shared__ int claimed;            // the next step this block will issue (dynamic order)
+  __shared__ bool last_out;          // this block finished last
   StepTiles& tiles = *reinterpret_cast<StepTiles*>(shared_raw);
   std::uint32_t* slots = reinterpret_cast<std::uint32_t*>(&tiles + 1);
   const int tid = static_cast<int>(threadIdx.x), lane = tid % 32, warp = tid / 32, g = lane / 4, t = lane % 4;
   const int steps = (n + kStepImages - 1) / kStepImages, blocks = static_cast<int>(gridDim.x);
   const int ahead = kSlots * blocks;  // steps handed out before the counter's first
   const bool dynamic = (flags & kDynamic) != 0, compute = (flags & kFetchOnly) == 0;
+  const bool at_end = (flags & kLabelsAtEnd) != 0, write_labels = (flags & kNoLabels) == 0;
+  int* const out = at_end ? step_labels : labels;
   const bool stamp = trace != nullptr && tid == 0;
   if (stamp) atomicMin(trace + kFirstStart, now_ns());
 
-  // The block's first steps in flight before anything else: the bus is the limiter, not the SM.
-  for (int d = 0; d < kSlots; ++d) issue(pixels, static_cast<int>(blockIdx.x) + d * blocks, steps, n, slots + d * kStepWords);
+  // The block's first steps in flight: before the prologue (early) or after it (late, as rung 21).
+  const auto start = [&] {
+    for (int d = 0; d < kSlots; ++d) issue(pixels, static_cast<int>(blockIdx.x) + d * blocks, steps, n, slots + d * kStepWords);
+  };
+  if ((flags & kLateStart) == 0) start();
   if (tid == 0) {
     for (int d = 0; d < kSlots; ++d) slot_step[d] = static_cast<int>(blockIdx.x) + d * blocks < steps ? static_cast<int>(blockIdx.x) + d * blocks : -1;
     claimed = dynamic && ahead < steps ? ahead + static_cast<int>(atomicAdd(counters, 1u)) : steps;
@@ -128,8 +142,9 @@ __global__ void __launch_bounds__(tc::kThreads, 2)
   tc::prefetch_to_l2(weights.fc1, tc::fragment_bytes<tc::kFc1KSteps, tc::kFc1NTiles>());
   tc::prefetch_to_l2(weights.fc2, tc::fragment_bytes<tc::kFc2KSteps, tc::kFc2NTiles>());
   tc::prefetch_to_l2(weights.fc3, tc::fragment_bytes<tc::kFc3KSteps, tc::kFc3NTiles>());
+  if ((flags & kLateStart) != 0) start();
   tc::WarpScratch& scratch = tiles.warp[warp];
-  unsigned long long landed = 0;
+  unsigned long long landed = 0, conv_ns = 0, fc_ns = 0;
 
   for (int it = 0;; ++it) {
     std::uint32_t* slot = slots + (it % kSlots) * kStepWords;
@@ -162,6 +177,7 @@ __global__ void __launch_bounds__(tc::kThreads, 2)
     }
     if (tid == 0 && dynamic && next < steps) claimed = mine;
     __syncthreads();  // pool2 complete (rows past `count`: stale or zero, computed and dropped)
+    const unsigned long long conv_done = stamp ? now_ns() : 0;
     if (compute) {
       tc::fully_connected<tc::kFc1KSteps, tc::kFc1NTiles>(
           tiles.pool2, tc::kPool2Stride, weights.fc1, weights.fc1_bias, 1, warp, g, t, lane,
@@ -187,14 +203,36 @@ __global__ void __launch_bounds__(tc::kThreads, 2)
     }
     // One thread per image: the argmax (lowest index wins a tie, as rung 12), written to host memory.
     // The logits tile is next written two barriers later, after the next step's pool2.
-    if (tid < count) {
+    if (tid < count && write_labels) {
       int best = 0;
       if (compute) {
         const float* row = tiles.logits + tid * tc::kClasses;
         for (int c = 1; c < tc::kClasses; ++c)
           if (row[c] > row[best]) best = c;
       }
-      labels[first + tid] = best;
+      out[first + tid] = best;
+    }
+    if (stamp) {
+      conv_ns = conv_done - landed;
+      fc_ns = now_ns() - conv_done;
+    }
+  }
+  if (dynamic || at_end) {
+    // The last block out resets the counters for the next launch (every claim has returned by
+    // then: no fence needed for that) and, with labels at the end, copies them all to the host.
+    __syncthreads();  // every thread's labels are written
+    if (tid == 0) {
+      if (at_end) __threadfence();  // ours visible before we count ourselves out
+      last_out = atomicAdd(counters + 1, 1u) == static_cast<unsigned>(blocks) - 1u;
+      if (last_out) {
+        atomicExch(counters, 0u);
+        atomicExch(counters + 1, 0u);
+      }
+    }
+    __syncthreads();
+    if (last_out && at_end && write_labels) {
+      __threadfence();
+      for (int i = tid; i < n; i += tc::kThreads) labels[i] = __ldcg(step_labels + i);
     }
   }
   if (stamp) {
@@ -202,13 +240,8 @@ __global__ void __launch_bounds__(tc::kThreads, 2)
     atomicMax(trace + kLastLanded, landed);
     atomicMin(trace + kFirstEnd, end);
     atomicMax(trace + kLastEnd, end);
-  }
-  if (tid == 0 && dynamic) {  // the last block out resets the counters for the next launch
-    __threadfence();
-    if (atomicAdd(counters + 1, 1u) == static_cast<unsigned>(blocks) - 1u) {
-      atomicExch(counters, 0u);
-      atomicExch(counters + 1, 0u);
-    }
+    atomicMax(trace + kTailConv, conv_ns);
+    atomicMax(trace + kTailFc, fc_ns);
   }
 }
 
@@ -229,10 +262,16 @@ class ZeroCopyDynamic final : public TensorCoreLeNet {
     TensorCoreLeNet::prepare(net, max_batch);
     slots_ = std::atoi(env_or("COURSE_LADDER_ZC_SLOTS", "2").c_str());
     const std::string order = env_or("COURSE_LADDER_ZC_ORDER", "dynamic"), work = env_or("COURSE_LADDER_ZC_WORK", "full");
+    const std::string start = env_or("COURSE_LADDER_ZC_START", "late"), labels = env_or("COURSE_LADDER_ZC_LABELS", "end");
     if (slots_ < 1 || slots_ > 3) throw course::Error("COURSE_LADDER_ZC_SLOTS must be 1, 2 or 3");
     if (order != "dynamic" && order != "static") throw course::Error("COURSE_LADDER_ZC_ORDER must be dynamic or static");
     if (work != "full" && work != "fetch") throw course::Error("COURSE_LADDER_ZC_WORK must be full or fetch");
-    flags_ = (order == "dynamic" ? zd::kDynamic : 0) | (work == "fetch" ? zd::kFetchOnly : 0);
+    if (start != "early" && start != "late") throw course::Error("COURSE_LADDER_ZC_START must be early or late");
+    if (labels != "step" && labels != "end" && labels != "none")
+      throw course::Error("COURSE_LADDER_ZC_LABELS must be step, end or none");
+    flags_ = (order == "dynamic" ? zd::kDynamic : 0) | (work == "fetch" ? zd::kFetchOnly : 0) |
+             (start == "late" ? zd::kLateStart : 0) | (labels == "end" ? zd::kLabelsAtEnd : 0) |
+             (labels == "none" ? zd::kNoLabels : 0);
     int device = 0, sms = 0;
     CUDA_CHECK(cudaGetDevice(&device));
     CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
@@ -246,15 +285,16 @@ class ZeroCopyDynamic final : public TensorCoreLeNet {
     const auto batch = static_cast<std::size_t>(max_batch);
     pixels_ = course::DeviceBuffer<std::uint8_t>(batch * tc::kImagePixels);
     logits_ = course::DeviceBuffer<float>(batch * tc::kClasses);
+    step_labels_ = course::DeviceBuffer<int>(batch);
     own_labels_ = make_pinned<int>(batch);
     own_labels_mapped_ = mapped(own_labels_.get());  // our own buffer: looked up once
     if (!env_or("COURSE_LADDER_ZC_TRACE", "").empty()) trace_ = course::DeviceBuffer<unsigned long long>(zd::kStamps);
     static bool told = false;
     if (!told) {
       told = true;
-      std::printf("  rung 23: %d steps in flight, %s order, %s, %d blocks (%d per SM)%s\n", slots_, order.c_str(),
-                  work == "fetch" ? "FETCH ONLY (labels 0)" : "full network", max_blocks_, per_sm,
-                  trace_.get() != nullptr ? ", tracing" : "");
+      std::printf("  rung 23: %d steps in flight, %s order, %s start, labels %s, %s, %d blocks (%d per SM)%s\n", slots_,
+                  order.c_str(), start.c_str(), labels.c_str(), work == "fetch" ? "FETCH ONLY (labels wrong)" : "full network",
+                  max_blocks_, per_sm, trace_.get() != nullptr ? ", tracing" : "");
     }
   }
 
@@ -299,13 +339,13 @@ class ZeroCopyDynamic final : public TensorCoreLeNet {
   void launch_slots(const uint4* pixels, int n, int* labels, cudaStream_t stream) {
     const int steps = (n + zd::kStepImages - 1) / zd::kStepImages;
     zd::lenet_zero_copy_dynamic<kSlots><<<std::min(steps, max_blocks_), tc::kThreads, zd::shared_bytes<kSlots>(), stream>>>(
-        pixels, n, weights(), labels, counters_.get(), flags_, trace_.get());
+        pixels, n, weights(), labels, step_labels_.get(), counters_.get(), flags_, trace_.get());
     CUDA_CHECK_LAST_LAUNCH();
   }
 
   void launch(const uint4* pixels, int n, int* labels, cudaStream_t stream) {
     if (trace_.get() != nullptr) {
-      const unsigned long long start[zd::kStamps] = {~0ull, ~0ull, 0, 0, ~0ull, 0};
+      const unsigned long long start[zd::kStamps] = {~0ull, ~0ull, 0, 0, ~0ull, 0, 0, 0};
       CUDA_CHECK(cudaMemcpyAsync(trace_.get(), start, sizeof(start), cudaMemcpyHostToDevice, stream));
     }
     if (slots_ == 1) launch_slots<1>(pixels, n, labels, stream);
@@ -318,15 +358,16 @@ class ZeroCopyDynamic final : public TensorCoreLeNet {
     trace_.download(t, zd::kStamps);
     if (t[zd::kFirstStart] == ~0ull) return;  // the pageable path: no stamps
     std::vector<double> us;
-    for (int s = 1; s < zd::kStamps; ++s) us.push_back(1e-3 * static_cast<double>(t[s] - t[zd::kFirstStart]));
+    for (int s = 1; s < zd::kStamps; ++s)
+      us.push_back(1e-3 * static_cast<double>(s < zd::kTailConv ? t[s] - t[zd::kFirstStart] : t[s]));
     traces_.push_back(us);
   }
 
   void print_trace() const {
     if (traces_.empty()) return;
     const char* names[] = {"first bytes landed", "last block's first bytes", "last bytes landed", "first block done",
-                           "last block done"};
-    std::printf("  rung 23 trace, median of %zu calls, us after the first block started:", traces_.size());
+                           "last block done", "last step's landing to pool2 (max)", "its fc and labels (max)"};
+    std::printf("  rung 23 trace, median of %zu calls, us (times after the first block started):", traces_.size());
     for (std::size_t s = 0; s + 1 < zd::kStamps; ++s) {
       std::vector<double> v;
       for (const auto& call : traces_) v.push_back(call[s]);
@@ -340,6 +381,7 @@ class ZeroCopyDynamic final : public TensorCoreLeNet {
   course::DeviceBuffer<unsigned> counters_;
   course::DeviceBuffer<std::uint8_t> pixels_;
   course::DeviceBuffer<float> logits_;
+  course::DeviceBuffer<int> step_labels_;  // labels at the end: the kernel's, before the last block copies them out
   std::unique_ptr<int, PinnedDeleter> own_labels_;
   int* own_labels_mapped_ = nullptr;
   course::DeviceBuffer<unsigned long long> trace_;
