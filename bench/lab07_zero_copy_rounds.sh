@@ -1,31 +1,25 @@
 #!/bin/bash
 # Lecture 07, sections 15h-15i: the host-mode rungs side by side at 10,000 images, each line a
-# separate process (a process's numbers move by about +-0.004 ms), ROUNDS rounds, then rung 23's
-# knobs, its trace and a batch sweep, and lab07_latency_floors -- all in one go on one GPU.
+# separate process (a process's numbers move by about +-0.004 ms), then rung 23's knobs, traces
+# and batch sweeps, and lab07_latency_floors -- all in one go on one GPU.
 #
-#   [TRACED="23 23:fetch"] bench/lab07_zero_copy_rounds.sh [BUILD_DIR] [ROUNDS] [VARIANTS]   log to stdout
+#   bench/lab07_zero_copy_rounds.sh [BUILD_DIR] [ROUNDS] [VARIANTS] [EXTRA]    prints a log to stdout
 #
-# VARIANTS (default "20 21 23 23:s1 23:static 23:fetch"): a rung number, optionally with rung 23's
-# knobs after colons: sN (COURSE_LADDER_ZC_SLOTS=N), static (ORDER=static), fetch (WORK=fetch),
-# early|late (START), lstep|lend|lnone (LABELS=step|end|none), bN (BLOCKS=N). Needs BUILD_DIR/bench/lab07_ladder and lab07_latency_floors and the datasets.
+# VARIANTS (ROUNDS rounds; default "20 21 23") and EXTRA (one round after them): a rung number,
+# for rung 23 optionally followed by knobs after colons: sN (COURSE_LADDER_ZC_SLOTS=N), static |
+# blocked (ORDER), fetch (WORK=fetch), early | late (START), lstep | lend | lnone (LABELS), bulk
+# (FETCH=bulk), c2s (CONV2=shared), bN (BLOCKS=N). Environment: CHECKED (rung 23 variants checked
+# at 1, 7, 37 and 10,000 images in both modes; default "23"), TRACED (traced at 10,000 and 1,000
+# images; default "23"), SWEPT (host-mode batch sweeps; default "21 23"), NCU=1 (sysmem traffic of
+# rung 21's and rung 23's kernels at 1,000 images by Nsight Compute).
+# Needs BUILD_DIR/bench/lab07_ladder and lab07_latency_floors and the datasets.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${1:-$ROOT/build}
 ROUNDS=${2:-3}
-VARIANTS=${3:-"20 21 23 23:s1 23:static 23:fetch"}
+VARIANTS=${3:-"20 21 23"}
+EXTRA=${4:-}
 LADDER=$BUILD/bench/lab07_ladder
-
-# run LABEL VERSION [ENV=VALUE...] -- LADDER ARGS: one process, its timing lines only.
-run() {
-  local label=$1 version=$2
-  shift 2
-  local envs=()
-  while [[ $1 != -- ]]; do envs+=("$1"); shift; done
-  shift
-  echo "-- $label"
-  env "${envs[@]}" "$LADDER" --version "$version" "$@" 2>&1 |
-    grep -E '^  (host|device) +batch|rung 2[13]:|trace|FAILED|WRONG|problems|skipped'
-}
 
 # variant_env 23:s1:static -> COURSE_LADDER_ZC_SLOTS=1 COURSE_LADDER_ZC_ORDER=static
 variant_env() {
@@ -33,33 +27,59 @@ variant_env() {
   IFS=: read -ra parts <<<"$1"
   for part in "${parts[@]:1}"; do
     case $part in
-      static) echo "COURSE_LADDER_ZC_ORDER=static" ;;
+      static | blocked) echo "COURSE_LADDER_ZC_ORDER=$part" ;;
       fetch) echo "COURSE_LADDER_ZC_WORK=fetch" ;;
       early | late) echo "COURSE_LADDER_ZC_START=$part" ;;
       lstep | lend | lnone) echo "COURSE_LADDER_ZC_LABELS=${part#l}" ;;
+      bulk) echo "COURSE_LADDER_ZC_FETCH=bulk" ;;
+      c2s) echo "COURSE_LADDER_ZC_CONV2=shared" ;;
       s[0-9]*) echo "COURSE_LADDER_ZC_SLOTS=${part#s}" ;;
       b[0-9]*) echo "COURSE_LADDER_ZC_BLOCKS=${part#b}" ;;
     esac
   done
 }
 
-echo "== checked: rungs 20, 21, 23 at 1, 7, 37, 10000 images, device and host mode"
-"$LADDER" --version 20,21,23 --batch 1,7,37,10000 --mode device,host 2>&1 | grep -vE '^\|'
+# run VARIANT [LADDER ARGS...]: one process, its timing lines only.
+run() {
+  local v=$1
+  shift
+  echo "-- $v"
+  # shellcheck disable=SC2046
+  env $(variant_env "$v") "$LADDER" --version "${v%%:*}" "$@" 2>&1 |
+    grep -E '^  (host|device) +batch|^  (MNIST|Fashion)|rung 2[13]:|trace|FAILED|WRONG|problems|skipped'
+}
+
+for v in ${CHECKED:-23}; do
+  echo "== checked: $v at 1, 7, 37, 10000 images, device and host mode"
+  run "$v" --batch 1,7,37,10000 --mode device,host
+done
 for ((r = 1; r <= ROUNDS; ++r)); do
   echo "== round $r: 10,000 images, host mode, each a process"
-  for v in $VARIANTS; do
-    # shellcheck disable=SC2046
-    run "$v" "${v%%:*}" $(variant_env "$v") -- --no-check --batch 10000 --mode host
+  for v in $VARIANTS; do run "$v" --no-check --batch 10000 --mode host; done
+done
+if [[ -n $EXTRA ]]; then
+  echo "== one round more: 10,000 images, host mode, each a process"
+  for v in $EXTRA; do run "$v" --no-check --batch 10000 --mode host; done
+fi
+echo "== rung 23 traced (%globaltimer stamps; they cost a copy per call)"
+for v in ${TRACED:-23}; do
+  for b in 10000 1000; do
+    COURSE_LADDER_ZC_TRACE=1 run "$v" --no-check --batch $b --mode host
   done
 done
-echo "== rung 23 traced (%globaltimer stamps; they cost a copy per call), TRACED at 10,000 images, then 1"
-for v in ${TRACED:-23}; do
-  # shellcheck disable=SC2046
-  run "$v trace" 23 COURSE_LADDER_ZC_TRACE=1 $(variant_env "$v") -- --no-check --batch 10000 --mode host
-done
-run "23 trace" 23 COURSE_LADDER_ZC_TRACE=1 -- --no-check --batch 1 --mode host
 echo "== batch sweeps, host mode"
-run "21 sweep" 21 -- --no-check --batch 1,100,1000,2500,5000,7500,10000 --mode host
-run "23 sweep" 23 -- --no-check --batch 1,100,1000,2500,5000,7500,10000 --mode host
+for v in ${SWEPT:-21 23}; do run "$v" --no-check --batch 1,100,1000,2500,5000,7500,10000 --mode host; done
+if [[ -n ${NCU:-} ]]; then
+  echo "== Nsight Compute: the host-mode kernel at 1,000 images (second call), sysmem traffic"
+  metrics=gpu__time_duration.sum,lts__t_sectors_aperture_sysmem_op_read.sum,lts__t_requests_aperture_sysmem_op_read.sum
+  for v in 21 23 23:fetch 23:blocked; do
+    echo "-- $v"
+    # shellcheck disable=SC2046
+    env $(variant_env "$v") ncu --clock-control none --kernel-name-base mangled -k 'regex:PrefetchBlock|zero_copy_dynamic' \
+      --launch-skip 1 --launch-count 1 --metrics "$metrics" \
+      "$LADDER" --no-check --version "${v%%:*}" --batch 1000 --mode host --repetitions 3 2>&1 |
+      grep -E 'duration|sectors|requests|==ERR|error' | sed 's/^ */  /'
+  done
+fi
 echo "== floors"
 "$BUILD/bench/lab07_latency_floors" 2>&1 | sed -n '/host to device/,$p'

@@ -19,7 +19,12 @@
 //
 // Knobs, for measuring (read by prepare()):
 //   COURSE_LADDER_ZC_SLOTS=1|2|3        steps in flight per block (default 2)
-//   COURSE_LADDER_ZC_ORDER=dynamic|static   steps from the counter, or block b's are b + iG
+//   COURSE_LADDER_ZC_ORDER=dynamic|static|blocked   steps from the counter; block b's are b + iG;
+//                                       or block b's are one contiguous range (rung 21's shape)
+//   COURSE_LADDER_ZC_FETCH=lsu|bulk     16-byte cp.async by every thread; or one cp.async.bulk per
+//                                       step by thread 0 (the TMA engine), counted by an mbarrier
+//   COURSE_LADDER_ZC_CONV2=l2|shared    conv2's B fragments by __ldg (L2); or from a 5 KB copy in
+//                                       shared memory (the last step's chain waits on fewer loads)
 //   COURSE_LADDER_ZC_WORK=full|fetch    fetch: the same reads and barriers, no network, labels 0
 //                                       (wrong on purpose: the bus and the loop alone)
 //   COURSE_LADDER_ZC_START=late|early   the first reads after the prologue (zeroing, weights; as
@@ -63,6 +68,10 @@ constexpr int kRows = 16;                                        // fc: one m-ti
 // Flags (the knobs below): steps from the counter; no network; first reads after the prologue;
 // labels into a device buffer that the last block out copies to the host; no labels at all.
 constexpr int kDynamic = 1, kFetchOnly = 2, kLateStart = 4, kLabelsAtEnd = 8, kNoLabels = 16;
+// Block b's steps as one contiguous range (rung 21's shape); a step by one bulk copy (the TMA
+// engine) instead of 392 cp.async; conv2's weights from a copy in shared memory instead of L2.
+constexpr int kBlocked = 32, kBulk = 64, kSharedConv2 = 128;
+constexpr int kConv2Fragments = tc::kConv2NTiles * tc::kConv2KSteps * 32;  // uint2, 5 KB
 // Trace stamps (ns): times, then two durations of the block's last step (max over blocks).
 enum Stamp { kFirstStart, kFirstLanded, kLastFirstLanded, kLastLanded, kFirstEnd, kLastEnd, kTailConv, kTailFc, kStamps };
 
@@ -87,9 +96,49 @@ __device__ __forceinline__ unsigned long long now_ns() {
   return t;
 }
 
-/// Step `step`'s pixels (up to 8 images, 16-byte pieces) on their way into `slot`, one cp.async
-/// group per call even when there is no such step, so that the groups stay one per slot.
-__device__ __forceinline__ void issue(const uint4* pixels, int step, int steps, int n, std::uint32_t* slot) {
+__device__ __forceinline__ unsigned shared_address(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+/// Waits until the bulk copy counted by `barrier` has landed (the barrier's phase `parity` is over).
+__device__ __forceinline__ void wait_bulk(const unsigned long long* barrier, int parity) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900  // mbarrier waits and bulk copies: Hopper (prepare() checks)
+  unsigned done = 0;
+  do {
+    asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                 : "=r"(done)
+                 : "r"(shared_address(barrier)), "r"(parity)
+                 : "memory");
+  } while (done == 0);
+#else
+  (void)barrier, (void)parity;
+  __trap();
+#endif
+}
+
+/// Step `step`'s pixels (up to 8 images) on their way into `slot`. Bulk: one copy by the TMA
+/// engine, issued by thread 0, counted by `barrier`. Otherwise 16-byte cp.async pieces by every
+/// thread, one cp.async group per call even when there is no such step (one group per slot).
+__device__ __forceinline__ void issue(const uint4* pixels, int step, int steps, int n, std::uint32_t* slot, bool bulk,
+                                      unsigned long long* barrier) {
+  if (bulk) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if (step < steps && threadIdx.x == 0) {
+      const unsigned bytes = static_cast<unsigned>(min(kStepImages, n - step * kStepImages) * tc::kImagePixels);
+      const uint4* src = pixels + static_cast<std::size_t>(step) * kStepPieces;
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // the slot's earlier reads come first
+      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(shared_address(barrier)), "r"(bytes)
+                   : "memory");
+      asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                       shared_address(slot)),
+                   "l"(src), "r"(bytes), "r"(shared_address(barrier))
+                   : "memory");
+    }
+#else
+    __trap();
+#endif
+    return;
+  }
   if (step < steps) {
     const int pieces = min(kStepImages, n - step * kStepImages) * kImagePieces;
     const uint4* src = pixels + static_cast<std::size_t>(step) * kStepPieces;
@@ -111,6 +160,8 @@ __global__ void __launch_bounds__(tc::kThreads, 2)
   __shared__ int slot_step[kSlots];  // the step in flight into each slot, -1: none
   __shared__ int claimed;            // the next step this block will issue (dynamic order)
   __shared__ bool last_out;          // this block finished last
+  __shared__ unsigned long long landed_barrier[kSlots];  // bulk copies: one mbarrier per slot
+  __shared__ uint2 conv2_frags[kConv2Fragments];         // kSharedConv2
   StepTiles& tiles = *reinterpret_cast<StepTiles*>(shared_raw);
   std::uint32_t* slots = reinterpret_cast<std::uint32_t*>(&tiles + 1);
   const int tid = static_cast<int>(threadIdx.x), lane = tid % 32, warp = tid / 32, g = lane / 4, t = lane % 4;
@@ -118,19 +169,35 @@ __global__ void __launch_bounds__(tc::kThreads, 2)
   const int ahead = kSlots * blocks;  // steps handed out before the counter's first
   const bool dynamic = (flags & kDynamic) != 0, compute = (flags & kFetchOnly) == 0;
   const bool at_end = (flags & kLabelsAtEnd) != 0, write_labels = (flags & kNoLabels) == 0;
+  const bool blocked = (flags & kBlocked) != 0, bulk = (flags & kBulk) != 0;
   int* const out = at_end ? step_labels : labels;
   const bool stamp = trace != nullptr && tid == 0;
   if (stamp) atomicMin(trace + kFirstStart, now_ns());
+  // Blocked: block b's steps are [b * per, min(steps, (b + 1) * per)), kSlots apart in flight.
+  const int per = (steps + blocks - 1) / blocks, limit = blocked ? min(steps, (static_cast<int>(blockIdx.x) + 1) * per) : steps;
+  const auto first_step = [&](int d) {
+    const int s = blocked ? static_cast<int>(blockIdx.x) * per + d : static_cast<int>(blockIdx.x) + d * blocks;
+    return s < limit ? s : steps;
+  };
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if (bulk && tid == 0) {
+    for (int d = 0; d < kSlots; ++d)
+      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(shared_address(landed_barrier + d)) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");  // visible to the copy engine
+  }
+#endif
 
   // The block's first steps in flight: before the prologue (early) or after it (late, as rung 21).
   const auto start = [&] {
-    for (int d = 0; d < kSlots; ++d) issue(pixels, static_cast<int>(blockIdx.x) + d * blocks, steps, n, slots + d * kStepWords);
+    for (int d = 0; d < kSlots; ++d) issue(pixels, first_step(d), steps, n, slots + d * kStepWords, bulk, landed_barrier + d);
   };
   if ((flags & kLateStart) == 0) start();
   if (tid == 0) {
-    for (int d = 0; d < kSlots; ++d) slot_step[d] = static_cast<int>(blockIdx.x) + d * blocks < steps ? static_cast<int>(blockIdx.x) + d * blocks : -1;
+    for (int d = 0; d < kSlots; ++d) slot_step[d] = first_step(d) < steps ? first_step(d) : -1;
     claimed = dynamic && ahead < steps ? ahead + static_cast<int>(atomicAdd(counters, 1u)) : steps;
   }
+  if ((flags & kSharedConv2) != 0)
+    for (int i = tid; i < kConv2Fragments; i += tc::kThreads) conv2_frags[i] = __ldg(weights.conv2 + i);
   // Zeroed once: the pair buffers' padding, fc rows 8..15 and the padded columns are never written.
   for (int i = tid; i < static_cast<int>(sizeof(StepTiles) / sizeof(uint4)); i += tc::kThreads)
     shared_raw[i] = make_uint4(0u, 0u, 0u, 0u);
@@ -144,15 +211,22 @@ __global__ void __launch_bounds__(tc::kThreads, 2)
   tc::prefetch_to_l2(weights.fc3, tc::fragment_bytes<tc::kFc3KSteps, tc::kFc3NTiles>());
   if ((flags & kLateStart) != 0) start();
   tc::WarpScratch& scratch = tiles.warp[warp];
+  const uint2* conv2_weights = (flags & kSharedConv2) != 0 ? conv2_frags : weights.conv2;
   unsigned long long landed = 0, conv_ns = 0, fc_ns = 0;
+  __syncthreads();  // slot_step, claimed, the barriers' initialisation and conv2_frags visible
 
   for (int it = 0;; ++it) {
     std::uint32_t* slot = slots + (it % kSlots) * kStepWords;
-    asm volatile("cp.async.wait_group %0;" ::"n"(kSlots - 1) : "memory");  // this thread's oldest group
-    __syncthreads();  // every thread's pieces of this slot have landed; slot_step, claimed visible
+    // Read before the wait (a slot with no step has no copy to wait for); thread 0 rewrites it
+    // only after the next barrier.
     const int step = slot_step[it % kSlots];
     if (step < 0) break;  // steps are handed out in increasing order: every later slot is empty too
-    const int next = dynamic ? claimed : step + ahead;
+    if (bulk)
+      wait_bulk(landed_barrier + it % kSlots, (it / kSlots) & 1);
+    else
+      asm volatile("cp.async.wait_group %0;" ::"n"(kSlots - 1) : "memory");  // this thread's oldest group
+    __syncthreads();  // every thread's pieces of this slot have landed; claimed visible
+    const int next = dynamic ? claimed : blocked ? (step + kSlots < limit ? step + kSlots : steps) : step + ahead;
     const int first = step * kStepImages, count = min(kStepImages, n - first);
     if (stamp) {
       landed = now_ns();
@@ -164,7 +238,7 @@ __global__ void __launch_bounds__(tc::kThreads, 2)
     if (compute && warp < count)
       tc::stage_rows([&](int s) { return tc::pixels_to_float(slot[warp * kImageWords + 28 * s + lane]); }, scratch.pairs, lane);
     __syncthreads();  // the slot is read (and slot_step, claimed): refill them
-    issue(pixels, next, steps, n, slot);
+    issue(pixels, next, steps, n, slot, bulk, landed_barrier + it % kSlots);
     int mine = steps;
     if (tid == 0) {
       slot_step[it % kSlots] = next < steps ? next : -1;
@@ -173,7 +247,11 @@ __global__ void __launch_bounds__(tc::kThreads, 2)
     if (compute && warp < count) {
       tc::conv1_relu_pool(scratch.pairs, scratch.pool1, conv1_b, conv1_bias_lo, conv1_bias_hi, g, t);
       __syncwarp();  // pool1 written -> conv2 reads it
-      tc::conv2_relu_pool(scratch.pool1, tiles.pool2 + warp * tc::kPool2Stride, weights.conv2, conv2_bias, g, t, lane);
+      if ((flags & kSharedConv2) != 0)
+        tc::conv2_relu_pool(scratch.pool1, tiles.pool2 + warp * tc::kPool2Stride, conv2_weights, conv2_bias, g, t, lane,
+                            [](const uint2* p) { return *p; });
+      else
+        tc::conv2_relu_pool(scratch.pool1, tiles.pool2 + warp * tc::kPool2Stride, conv2_weights, conv2_bias, g, t, lane);
     }
     if (tid == 0 && dynamic && next < steps) claimed = mine;
     __syncthreads();  // pool2 complete (rows past `count`: stale or zero, computed and dropped)
@@ -263,18 +341,26 @@ class ZeroCopyDynamic final : public TensorCoreLeNet {
     slots_ = std::atoi(env_or("COURSE_LADDER_ZC_SLOTS", "2").c_str());
     const std::string order = env_or("COURSE_LADDER_ZC_ORDER", "dynamic"), work = env_or("COURSE_LADDER_ZC_WORK", "full");
     const std::string start = env_or("COURSE_LADDER_ZC_START", "late"), labels = env_or("COURSE_LADDER_ZC_LABELS", "end");
+    const std::string fetch = env_or("COURSE_LADDER_ZC_FETCH", "lsu"), conv2 = env_or("COURSE_LADDER_ZC_CONV2", "l2");
     if (slots_ < 1 || slots_ > 3) throw course::Error("COURSE_LADDER_ZC_SLOTS must be 1, 2 or 3");
-    if (order != "dynamic" && order != "static") throw course::Error("COURSE_LADDER_ZC_ORDER must be dynamic or static");
+    if (order != "dynamic" && order != "static" && order != "blocked")
+      throw course::Error("COURSE_LADDER_ZC_ORDER must be dynamic, static or blocked");
+    if (fetch != "lsu" && fetch != "bulk") throw course::Error("COURSE_LADDER_ZC_FETCH must be lsu or bulk");
+    if (conv2 != "l2" && conv2 != "shared") throw course::Error("COURSE_LADDER_ZC_CONV2 must be l2 or shared");
     if (work != "full" && work != "fetch") throw course::Error("COURSE_LADDER_ZC_WORK must be full or fetch");
     if (start != "early" && start != "late") throw course::Error("COURSE_LADDER_ZC_START must be early or late");
     if (labels != "step" && labels != "end" && labels != "none")
       throw course::Error("COURSE_LADDER_ZC_LABELS must be step, end or none");
     flags_ = (order == "dynamic" ? zd::kDynamic : 0) | (work == "fetch" ? zd::kFetchOnly : 0) |
              (start == "late" ? zd::kLateStart : 0) | (labels == "end" ? zd::kLabelsAtEnd : 0) |
-             (labels == "none" ? zd::kNoLabels : 0);
+             (labels == "none" ? zd::kNoLabels : 0) | (order == "blocked" ? zd::kBlocked : 0) |
+             (fetch == "bulk" ? zd::kBulk : 0) | (conv2 == "shared" ? zd::kSharedConv2 : 0);
     int device = 0, sms = 0;
     CUDA_CHECK(cudaGetDevice(&device));
     CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    int major = 0;
+    CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    if (fetch == "bulk" && major < 9) throw course::Error("COURSE_LADDER_ZC_FETCH=bulk needs compute capability 9.0");
     const int per_sm = slots_ == 1 ? allow<1>() : slots_ == 2 ? allow<2>() : allow<3>();
     if (per_sm < 1) throw course::Error("rung 23: the kernel does not fit on this GPU (shared memory per block)");
     max_blocks_ = sms * per_sm;
@@ -292,9 +378,10 @@ class ZeroCopyDynamic final : public TensorCoreLeNet {
     static bool told = false;
     if (!told) {
       told = true;
-      std::printf("  rung 23: %d steps in flight, %s order, %s start, labels %s, %s, %d blocks (%d per SM)%s\n", slots_,
-                  order.c_str(), start.c_str(), labels.c_str(), work == "fetch" ? "FETCH ONLY (labels wrong)" : "full network",
-                  max_blocks_, per_sm, trace_.get() != nullptr ? ", tracing" : "");
+      std::printf("  rung 23: %d steps in flight, %s order, %s start, %s fetch, conv2 weights from %s, labels %s, %s, %d blocks (%d per SM)%s\n",
+                  slots_, order.c_str(), start.c_str(), fetch.c_str(), conv2.c_str(), labels.c_str(),
+                  work == "fetch" ? "FETCH ONLY (labels wrong)" : "full network", max_blocks_, per_sm,
+                  trace_.get() != nullptr ? ", tracing" : "");
     }
   }
 
