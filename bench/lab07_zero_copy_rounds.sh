@@ -10,8 +10,8 @@
 # blocked (ORDER), fetch (WORK=fetch), early | late (START), lstep | lend | lnone (LABELS), bulk
 # (FETCH=bulk), c2s (CONV2=shared), bN (BLOCKS=N). Environment: CHECKED (rung 23 variants checked
 # at 1, 7, 37 and 10,000 images in both modes; default "23"), TRACED (traced at 10,000 and 1,000
-# images; default "23"), SWEPT (host-mode batch sweeps; default "21 23"), NCU=1 (sysmem traffic of
-# rung 21's and rung 23's kernels at 1,000 images by Nsight Compute).
+# images; default "23"), SWEPT (host-mode batch sweeps; default "21 23"), NCU (variants whose
+# host-mode kernel Nsight Compute reads at 1,000 images: duration and sysmem traffic; default none).
 # Needs BUILD_DIR/bench/lab07_ladder and lab07_latency_floors and the datasets.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -72,7 +72,7 @@ for v in ${SWEPT:-21 23}; do run "$v" --no-check --batch 1,100,1000,2500,5000,75
 if [[ -n ${NCU:-} ]]; then
   echo "== Nsight Compute: the host-mode kernel at 1,000 images (second call), sysmem traffic"
   metrics=gpu__time_duration.sum,lts__t_sectors_aperture_sysmem_op_read.sum,lts__t_requests_aperture_sysmem_op_read.sum
-  for v in 21 23 23:fetch 23:blocked; do
+  for v in $NCU; do
     echo "-- $v"
     # shellcheck disable=SC2046
     env $(variant_env "$v") ncu --clock-control none --kernel-name-base mangled -k 'regex:PrefetchBlock|zero_copy_dynamic' \
