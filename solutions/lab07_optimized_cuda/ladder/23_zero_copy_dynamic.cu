@@ -1,21 +1,46 @@
 // Rung 23: pinned host pixels to host labels, zero copy like rung 21, but with no fixed share of
 // the batch per block: persistent blocks take 8-image steps from a counter, keep 2 steps in flight,
 // and run the fully connected layers per step, so that after the last byte lands only one short
-// step is left. (Header numbers: see MEASURED below; lecture 07, section 15i.)
+// step is left. A MEASURED NEGATIVE RESULT so far: every timed version was 1.4-2.5x SLOWER than
+// rung 21, and the cause, found last, is fixed here but not yet timed (lecture 07, section 15i).
 //
 // Why (lecture 07, 15h): rung 21 takes ~16.7 us per 1,000 images plus ~30 us whatever the batch.
 // Its blocks each own 40 consecutive images (5 steps of 8) and the fully connected layers of a
 // 32-image chunk: a block whose bytes come late finishes late, however idle the others are, and
 // after its last step's bytes it still runs conv for 8 images, then fc for the chunk.
 //
+// Measured on an H100 SXM (PCIe 5 x16; bench/results/lab07_zero_copy_dynamic_h100_80gb_hbm3.txt),
+// 10,000 images in host mode, median ms, each a separate process, three rounds in one call:
+//   call 2: rung 20 0.210 0.213 0.212; rung 21 0.201 0.199 0.206; rung 23 0.490 0.492 0.495
+//   call 3: rung 20 0.210 0.222 0.207; rung 21 0.213 0.207 0.199; rung 23 0.340 0.302 0.322,
+//           blocked order 0.301 0.323 0.299, bulk copies 0.290 0.288 0.292
+// What did NOT matter (call 2, one knob at a time): labels per step, at the end or none; reads
+// issued before or after the prologue; static or dynamic order; 132 or 264 blocks. Even with no
+// network at all (WORK=fetch) the loop took 0.43-0.47 ms: the bytes came at ~18 GB/s.
+// Why (Nsight Compute, call 3, 1,000 images): the same 36.7 thousand sysmem sectors, but 18,456
+// read requests against rung 21's 9,277 -- two 64-byte requests per 128-byte line. The slots
+// started 64+ bytes off a 128-byte boundary of shared memory (after this kernel's tiles and the
+// static variables; rung 21's start at 99,456 = 777 x 128 by luck), and cp.async then splits
+// each line. The offset moved with every change of static shared memory, which is why 3 slots
+// were the fastest variant in call 2 (0.32 ms) and, blocked or bulk, the slowest in call 3
+// (0.44-0.47). The slots are now
+// 128-byte aligned (kSlotAlign); expected: rung 21's request count and bus rate. NOT TIMED YET.
+// The tail, measured by the trace (%globaltimer, call 3): after the last step's bytes land, its
+// stage + conv1 + conv2 (one image per warp) take 14-19 us and fc + labels another 4-5 us; with
+// the launch and the wait (an empty kernel, launch + sync: 9.8 us by steady_clock) that is ~35 us
+// beside the bytes, where 0.18 ms leaves 180 - 158 = 22 us. Keeping conv2's weights in shared
+// memory (CONV2=shared) did not shorten it (13.8 against 14.0 us at 1,000 images, 19.7 against
+// 19.0 at 10,000).
+//
 // How (lenet_zero_copy_dynamic below; the layers are rung 12's device functions):
 //   - a step is 8 consecutive images (6,272 bytes = 49 whole 128-byte lines, as in rung 21), one
-//     per warp; grid = SMs x 2 blocks, each block starts with steps b, b + G (static, no atomics),
-//     and takes every later one from a global counter (atomicAdd by thread 0, one step before it
-//     is needed, so the atomic's round trip is hidden); the last block out resets the counter;
+//     per warp, into a 128-byte aligned slot; grid = SMs x 2 blocks, each block starts with steps
+//     b, b + G (static, no atomics), and takes every later one from a global counter (atomicAdd
+//     by thread 0, one step before it is needed, so the atomic's round trip is hidden); the last
+//     block out resets the counter and copies the labels (kept in device memory) to the host;
 //   - kSlots steps in flight per block (cp.async groups, waited for oldest first);
 //   - per step: stage, conv1, conv2 (one image per warp), then fc1-fc3 for the step (one m-tile
-//     of 16 rows, 8 used) and the 8 labels written straight into the caller's pinned buffer.
+//     of 16 rows, 8 used) and its 8 labels.
 //
 // Knobs, for measuring (read by prepare()):
 //   COURSE_LADDER_ZC_SLOTS=1|2|3        steps in flight per block (default 2)
