@@ -23,8 +23,8 @@
 // static variables; rung 21's start at 99,456 = 777 x 128 by luck), and cp.async then splits
 // each line. The offset moved with every change of static shared memory, which is why 3 slots
 // were the fastest variant in call 2 (0.32 ms) and, blocked or bulk, the slowest in call 3
-// (0.44-0.47). The slots are now
-// 128-byte aligned (kSlotAlign); expected: rung 21's request count and bus rate. NOT TIMED YET.
+// (0.44-0.47). The slots are now 128-byte aligned (kSlotAlign); expected: rung 21's request count
+// and bus rate. NOT TIMED YET.
 // The tail, measured by the trace (%globaltimer, call 3): after the last step's bytes land, its
 // stage + conv1 + conv2 (one image per warp) take 14-19 us and fc + labels another 4-5 us; with
 // the launch and the wait (an empty kernel, launch + sync: 9.8 us by steady_clock) that is ~35 us
