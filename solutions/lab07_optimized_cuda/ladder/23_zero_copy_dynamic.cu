@@ -19,9 +19,9 @@
 // network at all (WORK=fetch) the loop took 0.43-0.47 ms: the bytes came at ~18 GB/s.
 // Why (Nsight Compute, call 3, 1,000 images): the same 36.7 thousand sysmem sectors, but 18,456
 // read requests against rung 21's 9,277 -- two 64-byte requests per 128-byte line. The slots
-// started 64+ bytes off a 128-byte boundary of shared memory (after this kernel's tiles and the
-// static variables; rung 21's start at 99,456 = 777 x 128 by luck), and cp.async then splits
-// each line. The offset moved with every change of static shared memory, which is why 3 slots
+// started off a 128-byte boundary of shared memory (after the tiles, 77,760 bytes = 607.5 lines,
+// and the static variables; rung 21's start at 99,456 = 777 x 128 by luck), and the lines came
+// in halves. The offset moved with every change of static shared memory, which is why 3 slots
 // were the fastest variant in call 2 (0.32 ms) and, blocked or bulk, the slowest in call 3
 // (0.44-0.47). The slots are now 128-byte aligned (kSlotAlign); expected: rung 21's request count
 // and bus rate. NOT TIMED YET.
@@ -111,7 +111,7 @@ struct StepTiles {
 static_assert(sizeof(StepTiles) % sizeof(uint4) == 0, "zeroed with 16-byte stores; slots follow, 16-byte aligned");
 
 // The slots start on a 128-byte boundary of shared memory. Found with Nsight Compute: with the
-// slots 64 bytes off that boundary (after this kernel's tiles, as first written), every 128-byte
+// slots off that boundary (right after this kernel's tiles, as first written), every 128-byte
 // line read from host memory went out as two 64-byte requests (18,456 sysmem read requests for
 // 1,000 images against rung 21's 9,277, for the same 36.7 thousand sectors), and the bus delivered
 // about half the bytes per second. Rung 21's slots happen to start at byte 99,456 = 777 x 128.
