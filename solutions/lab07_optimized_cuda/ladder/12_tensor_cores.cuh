@@ -127,11 +127,14 @@ class TensorCoreLeNet : public ladder::Rung {
   /// 48 KB default, so it has to be asked for, once per Source); returns how many blocks fit on an SM.
   template <typename Source>
   static int allow_shared_memory() {
-    CUDA_CHECK(cudaFuncSetAttribute(tc::lenet_tensor_cores<Source>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    tc::shared_bytes<Source>()));
+    return allow_shared_memory(tc::lenet_tensor_cores<Source>, tc::shared_bytes<Source>());
+  }
+  /// The same for any kernel of kThreads threads with `bytes` of dynamic shared memory (rung 23's).
+  template <typename Kernel>
+  static int allow_shared_memory(Kernel kernel, int bytes) {
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
     int per_sm = 0;
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, tc::lenet_tensor_cores<Source>, tc::kThreads,
-                                                             tc::shared_bytes<Source>()));
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, tc::kThreads, bytes));
     return per_sm;
   }
 

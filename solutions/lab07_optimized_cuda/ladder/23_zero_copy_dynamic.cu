@@ -449,13 +449,8 @@ class ZeroCopyDynamic final : public TensorCoreLeNet {
 
  private:
   template <int kSlots>
-  int allow() {
-    CUDA_CHECK(cudaFuncSetAttribute(zd::lenet_zero_copy_dynamic<kSlots>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    zd::shared_bytes<kSlots>()));
-    int per_sm = 0;
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, zd::lenet_zero_copy_dynamic<kSlots>, tc::kThreads,
-                                                             zd::shared_bytes<kSlots>()));
-    return per_sm;
+  static int allow() {
+    return allow_shared_memory(zd::lenet_zero_copy_dynamic<kSlots>, zd::shared_bytes<kSlots>());
   }
 
   template <int kSlots>
