@@ -118,10 +118,8 @@ class TensorCoreLeNet : public ladder::Rung {
   bool reduced_precision() const override { return true; }
 
  protected:
-  /// What a kernel of its own needs to run this network (rung 23): the weights as fragments, and
-  /// how many of rung 12's blocks fit on the GPU at once.
+  /// The weights as the kernels take them (also for a kernel of its own: rung 23's).
   tc::Weights weights() const { return rest_.weights(conv1_.get(), conv2_.get()); }
-  int resident_blocks() const { return resident_blocks_; }
 
   /// The kernel for images from `Source` uses ~97 KB of shared memory per block or more (above the
   /// 48 KB default, so it has to be asked for, once per Source); returns how many blocks fit on an SM.
