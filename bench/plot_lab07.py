@@ -64,11 +64,12 @@ WHAT_CHANGED = {
     20: "rung 14 with labels written by the kernels and chunk kernels on two streams (host mode)",
     21: "no copies: rung 12's kernel reads the pinned pixels over PCIe, a step ahead (host mode)",
     22: "rung 19 with every weight in registers before the image lands, 16-byte exchanges (latency)",
+    23: "zero copy, 8-image steps handed out by a counter, 2 in flight, fc per step (host mode)",
 }
 # Rungs that compute on tensor cores, and in what: their "% of FP32 peak" would compare apples with
 # pears. (Rung 16 is checked as an FP32 rung, but its arithmetic is the tensor cores'.)
 TENSOR_CORE_ARITHMETIC = {12: "FP16", 14: "FP16", 15: "TF32", 16: "3xTF32", 18: "FP16", 20: "FP16",
-                          21: "FP16"}
+                          21: "FP16", 23: "FP16"}
 
 HALO = ' stroke="#ffffff" stroke-width="3" paint-order="stroke"'  # keeps a label readable over a line
 

@@ -118,15 +118,21 @@ class TensorCoreLeNet : public ladder::Rung {
   bool reduced_precision() const override { return true; }
 
  protected:
+  /// The weights as the kernels take them (also for a kernel of its own: rung 23's).
+  tc::Weights weights() const { return rest_.weights(conv1_.get(), conv2_.get()); }
+
   /// The kernel for images from `Source` uses ~97 KB of shared memory per block or more (above the
   /// 48 KB default, so it has to be asked for, once per Source); returns how many blocks fit on an SM.
   template <typename Source>
   static int allow_shared_memory() {
-    CUDA_CHECK(cudaFuncSetAttribute(tc::lenet_tensor_cores<Source>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    tc::shared_bytes<Source>()));
+    return allow_shared_memory(tc::lenet_tensor_cores<Source>, tc::shared_bytes<Source>());
+  }
+  /// The same for any kernel of kThreads threads with `bytes` of dynamic shared memory (rung 23's).
+  template <typename Kernel>
+  static int allow_shared_memory(Kernel kernel, int bytes) {
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
     int per_sm = 0;
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, tc::lenet_tensor_cores<Source>, tc::kThreads,
-                                                             tc::shared_bytes<Source>()));
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, tc::kThreads, bytes));
     return per_sm;
   }
 
@@ -141,7 +147,7 @@ class TensorCoreLeNet : public ladder::Rung {
     const int per_block = (((n + resident_blocks_ - 1) / resident_blocks_) + tc::kWarps - 1) / tc::kWarps * tc::kWarps;
     const int blocks = (n + per_block - 1) / per_block;
     tc::lenet_tensor_cores<Source><<<blocks, tc::kThreads, tc::shared_bytes<Source>(), stream>>>(
-        source, n, per_block, rest_.weights(conv1_.get(), conv2_.get()), d_logits, d_labels);
+        source, n, per_block, weights(), d_logits, d_labels);
     CUDA_CHECK_LAST_LAUNCH();
   }
 

@@ -188,13 +188,20 @@ __device__ __forceinline__ void conv1_relu_pool(const std::uint32_t* pairs, std:
   }
 }
 
+/// How conv2 reads its B fragments: from global memory through the read-only path (rung 12; L2
+/// after the first image). Rung 23 passes a plain load from a copy in shared memory instead.
+struct FragmentsViaLdg {
+  __device__ __forceinline__ uint2 operator()(const uint2* p) const { return __ldg(p); }
+};
+
 /// conv2 (5x5, 6 -> 16) + bias + ReLU + 2x2 max-pool for one image: pool1 -> this image's row of
 /// pool2. The 25 pooled pixels are the rows of two groups of 16 (rows past 24 repeat pixel 24 and
 /// are dropped); each group is computed as four m-tiles, one per position in the pooling window,
 /// so pooling is a max over four accumulators of the same lane.
+template <typename LoadFragment = FragmentsViaLdg>
 __device__ __forceinline__ void conv2_relu_pool(const std::uint32_t* pool1, std::uint32_t* pool2_row,
                                                 const uint2* frags, const float (&bias)[4], int g, int t,
-                                                int lane) {
+                                                int lane, LoadFragment load = {}) {
   // Pair j = (5r + s) * 3 + channel pair -> word ((r * 14) + s) * 3 + channel pair.
   int tap[kConv2KSteps][2];
 #pragma unroll
@@ -216,8 +223,8 @@ __device__ __forceinline__ void conv2_relu_pool(const std::uint32_t* pool1, std:
     float acc[4][kConv2NTiles][4] = {};
 #pragma unroll
     for (int ks = 0; ks < kConv2KSteps; ++ks) {
-      const uint2 b0 = __ldg(frags + (0 * kConv2KSteps + ks) * 32 + lane);
-      const uint2 b1 = __ldg(frags + (1 * kConv2KSteps + ks) * 32 + lane);
+      const uint2 b0 = load(frags + (0 * kConv2KSteps + ks) * 32 + lane);
+      const uint2 b1 = load(frags + (1 * kConv2KSteps + ks) * 32 + lane);
 #pragma unroll
       for (int w = 0; w < 4; ++w) {  // window position (dy, dx) = (w / 2, w % 2)
         const int shift = ((w / 2) * kPool1Side + w % 2) * kPool1Words;

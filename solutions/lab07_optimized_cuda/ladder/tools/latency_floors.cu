@@ -22,6 +22,9 @@
 //   H2D copy              one 7.84 MB copy (10,000 images of uint8 pixels) from pinned memory
 //   D2H copy              40 KB (10,000 int labels) to pinned memory
 //   zero-copy read        a kernel reading the same 7.84 MB straight from pinned host memory
+//     + 32 B of labels    the same, writing 8 ints into pinned memory per 6,272 bytes read (rung 23)
+// The host's side (steady_clock, as the ladder's host mode): an empty kernel launched and waited
+// for, and one cudaPointerGetAttributes of a pinned buffer.
 //
 //   build/bench/lab07_latency_floors [--csv FILE]     exit 0, or 77 without a GPU / clusters
 #include <cooperative_groups.h>
@@ -29,6 +32,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -238,6 +242,19 @@ __global__ void zero_copy_read(const uint4* __restrict__ src, int n, unsigned* o
     sum += v.x ^ v.y ^ v.z ^ v.w;
   }
   if (sum == 0x12345678u) out[0] = sum;  // never (almost): keeps the loads
+}
+
+/// The same read, and for every 6,272 bytes (8 images) 8 ints written back into (host-mapped)
+/// memory while the reads go on: rung 23's labels written per step, without the network.
+__global__ void zero_copy_read_write(const uint4* __restrict__ src, int n, int* labels, unsigned* out) {
+  constexpr int kStepWords = 392;  // 8 images of 784 bytes, in 16-byte words
+  unsigned sum = 0;
+  for (int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x); i < n; i += static_cast<int>(gridDim.x * blockDim.x)) {
+    const uint4 v = src[i];
+    sum += v.x ^ v.y ^ v.z ^ v.w;
+    if (i % kStepWords < 8) labels[i / kStepWords * 8 + i % kStepWords] = static_cast<int>(v.x & 7u);
+  }
+  if (sum == 0x12345678u) out[0] = sum;
 }
 
 struct Result {
@@ -536,6 +553,36 @@ int main(int argc, char** argv) {
     std::snprintf(note, sizeof(note), "%.1f GB/s (median), %d blocks x 256", pixel_bytes / zc.first / 1e3, blocks);
     add("zero-copy read, 7.84 MB", zc, note);
   }
+
+  int* mapped_labels = nullptr;
+  TOOL_CUDA(cudaHostGetDevicePointer(reinterpret_cast<void**>(&mapped_labels), h_labels, 0));
+  const auto zw = timer.time([&] {
+    zero_copy_read_write<<<264, 256, 0, stream>>>(mapped, words, mapped_labels, d_sum);
+  }, kCopyRuns);
+  std::snprintf(note, sizeof(note), "%.1f GB/s (median), 264 blocks x 256", pixel_bytes / zw.first / 1e3);
+  add("  + 32 B of labels per 6,272 B read", zw, note);
+
+  // ---- the host's side of one call, steady_clock as the ladder's host mode ---------------------
+  const auto host_time = [&](const std::function<void()>& work) {
+    std::vector<double> us;
+    for (int i = 0; i < 10 + kRuns; ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      work();
+      const std::chrono::duration<double, std::micro> took = std::chrono::steady_clock::now() - start;
+      if (i >= 10) us.push_back(took.count());
+    }
+    std::sort(us.begin(), us.end());
+    return std::make_pair(us[us.size() / 2], us.front());
+  };
+  std::printf("the host's side (steady_clock, %d runs):\n", kRuns);
+  add("host: empty kernel, launch + sync", host_time([&] {
+        empty_kernel<<<1, 32, 0, stream>>>();
+        TOOL_CUDA(cudaStreamSynchronize(stream));
+      }), "what every host-mode call pays at least");
+  add("host: cudaPointerGetAttributes", host_time([&] {
+        cudaPointerAttributes a{};
+        TOOL_CUDA(cudaPointerGetAttributes(&a, h_pixels));
+      }), "one lookup of a pinned buffer");
 
   if (!csv.empty()) {
     std::FILE* f = std::fopen(csv.c_str(), "w");
