@@ -3,7 +3,7 @@
 // Why faster than rung 03: the lanes of a warp share the output channel, so they read the same
 // weight: one constant-cache load (LDC; the channel is a run-time value, so the address is too)
 // serves the whole warp, where each lane issued a global load of its own -- cheaper loads in the
-// instruction-bound convolutions (1.50x at 10,000 images, bench/results/lab07_h100_80gb_hbm3.csv).
+// instruction-bound convolutions (1.49x at 10,000 images, bench/results/lab07_h100_80gb_hbm3.csv).
 #include <cuda_runtime_api.h>
 
 #include "constant_conv_weights.cuh"

@@ -32,7 +32,7 @@
 // 4 % here because the compute (0.273 ms device-resident) outweighs the copy (~0.15 ms) and every
 // extra forward() pays its fixed part; with a smaller fixed cost per call, more chunks would pay.
 // Most of this rung's gain over rung 9's host path (5.0 ms at 10,000 images in this sweep's run,
-// 5.53 ms in the committed CSV's: a CPU conversion to float, 4x the bytes, pageable staging) is the pinned uint8 copy itself. COURSE_LADDER_CHUNKS=N and
+// 9.12 ms in the committed CSV's: a CPU conversion to float, 4x the bytes, pageable staging) is the pinned uint8 copy itself. COURSE_LADDER_CHUNKS=N and
 // COURSE_LADDER_CHUNK_GROWTH=g (environment) override the choice, to measure on your GPU.
 #include "10_pinned_streams.cuh"
 

@@ -1,7 +1,7 @@
 // Rung 11: a CUDA graph -- forward() records the network's launches once and replays them as one.
 // What it changes: the host's cost per call. One cudaGraphLaunch replaces the per-kernel launches,
 // prepared once at instantiation. It does not shorten the GPU work: on the H100 one image takes
-// 13.2 us of GPU time with this rung against 12.9 us for rung 09 launched directly
+// 13.1 us of GPU time with this rung against 12.6 us for rung 09 launched directly
 // (bench/results/lab07_h100_80gb_hbm3.csv), because the solution's small-batch path is one kernel.
 //
 // The first call with a given (n, d_images, d_logits, d_labels) captures FastLeNet::forward on a

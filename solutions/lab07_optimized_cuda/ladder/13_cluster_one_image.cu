@@ -1,5 +1,5 @@
-// Rung 13: one image in 7.8 us (bench/results/lab07_h100_80gb_hbm3.csv, H100; 7.6 us in an earlier
-// run) -- a thread-block cluster of 16 CTAs, one per SM, shares the network.
+// Rung 13: one image in 7.6 us (bench/results/lab07_h100_80gb_hbm3.csv, H100; 7.6 us in an earlier
+// run too) -- a thread-block cluster of 16 CTAs, one per SM, shares the network.
 // Why faster for one image: its latency is a chain of dependent steps (fetch, conv1, conv2, fc1,
 // fc2, fc3), and rung 09's small-batch kernel walks the whole chain on one SM; here every step is
 // split over the SMs of a cluster (sm_90), which hand results to each other through distributed

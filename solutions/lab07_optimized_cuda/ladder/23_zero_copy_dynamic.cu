@@ -1,15 +1,15 @@
 // Rung 23: pinned host pixels to host labels, zero copy like rung 21, but with no fixed share of
 // the batch per block: persistent blocks take 8-image steps from a counter, keep 2 steps in flight,
 // and run the fully connected layers per step, so that after the last byte lands only one short
-// step is left. A MEASURED NEGATIVE RESULT so far: every timed version was 1.4-2.5x SLOWER than
-// rung 21, and the cause, found last, is fixed here but not yet timed (lecture 07, section 15i).
+// step is left. A MEASURED NEGATIVE RESULT: before its slot-alignment fix every timed version was
+// 1.4-2.5x SLOWER than rung 21; with the fix (timed below) it is ~0.03 ms slower (lecture 07, 15i).
 //
 // Why (lecture 07, 15h): rung 21 takes ~16.7 us per 1,000 images plus ~30 us whatever the batch.
 // Its blocks each own 40 consecutive images (5 steps of 8) and the fully connected layers of a
 // 32-image chunk: a block whose bytes come late finishes late, however idle the others are, and
 // after its last step's bytes it still runs conv for 8 images, then fc for the chunk.
 //
-// Measured on an H100 SXM (PCIe 5 x16; bench/results/lab07_zero_copy_dynamic_h100_80gb_hbm3.txt),
+// Measured BEFORE the fix on an H100 SXM (PCIe 5 x16; bench/results/lab07_zero_copy_dynamic_h100_80gb_hbm3.txt),
 // 10,000 images in host mode, median ms, each a separate process, three rounds in one call:
 //   call 2: rung 20 0.210 0.213 0.212; rung 21 0.201 0.199 0.206; rung 23 0.490 0.492 0.495
 //   call 3: rung 20 0.210 0.222 0.207; rung 21 0.213 0.207 0.199; rung 23 0.340 0.302 0.322,
@@ -23,14 +23,26 @@
 // and the static variables; rung 21's start at 99,456 = 777 x 128 by luck), and the lines came
 // in halves. The offset moved with every change of static shared memory, which is why 3 slots
 // were the fastest variant in call 2 (0.32 ms) and, blocked or bulk, the slowest in call 3
-// (0.44-0.47). The slots are now 128-byte aligned (kSlotAlign); expected: rung 21's request count
-// and bus rate. NOT TIMED YET.
-// The tail, measured by the trace (%globaltimer, call 3): after the last step's bytes land, its
-// stage + conv1 + conv2 (one image per warp) take 14-19 us and fc + labels another 4-5 us; with
-// the launch and the wait (an empty kernel, launch + sync: 9.8 us by steady_clock) that is ~35 us
-// beside the bytes, where 0.18 ms leaves 180 - 158 = 22 us. Keeping conv2's weights in shared
-// memory (CONV2=shared) did not shorten it (13.8 against 14.0 us at 1,000 images, 19.7 against
-// 19.0 at 10,000).
+// (0.44-0.47). The slots are now 128-byte aligned (kSlotAlign).
+// TIMED WITH THE FIX (the same file, last section: the lead's checked run on one H100 80GB HBM3,
+// full check passed; 10,000 images, host mode, median ms, 3 rounds, each a separate process):
+//   rung 20 0.213 0.211 0.212; rung 21 0.211 0.203 0.200; rung 23 0.235 0.237 0.232;
+//   rung 23 with one bulk (TMA) copy per step (FETCH=bulk) 0.216 0.217 0.215
+// Nsight Compute, host-mode kernel at 1,000 images: rung 21 9,209 sysmem read requests, 36,596
+// sectors, 38.6 us; rung 23 9,383 requests, 37,154 sectors, 40.7 us. So the fix did what it should
+// (one request per 128-byte line again, as rung 21) and rung 23 is STILL slower than rung 21:
+// ~0.03 ms (bulk: ~0.013). The batch sweep of the same run puts the gap on the way in: 2.5 us at
+// 1,000 images, 16 at 2,500, 35 at 5,000 and 7,500, while 5,000 -> 7,500 costs both rungs the same
+// 15.5 us per 1,000 images; traced at 10,000, the last bytes land 208.9 us after the first block
+// starts (~37.5 GB/s over the call; the trace adds a copy per call). Not explained yet.
+// The tail, measured by the trace (%globaltimer): after the last step's bytes land, its stage +
+// conv1 + conv2 (one image per warp) take 14-19 us and fc + labels another 4-5 us (with the fix at
+// 10,000 images: 19.1 and 5.3 us). Keeping conv2's weights in shared memory (CONV2=shared) did not
+// shorten it (13.8 against 14.0 us at 1,000 images, 19.7 against 19.0 at 10,000).
+// Why 0.18 ms is out of reach for this design (floors of the checked run): the bytes need 158.4 us
+// at the plain zero-copy read's 49.5 GB/s (an H2D copy: 149.9 us, 52.3 GB/s), a host launch + sync
+// of an empty kernel costs 10.1 us (steady_clock; cudaPointerGetAttributes 0.22 us), and the last
+// step's chain 19-25 us: 0.188-0.193 ms with the bus at full rate throughout.
 //
 // How (lenet_zero_copy_dynamic below; the layers are rung 12's device functions):
 //   - a step is 8 consecutive images (6,272 bytes = 49 whole 128-byte lines, as in rung 21), one
