@@ -48,6 +48,8 @@
 
 namespace {
 
+using ladder::support::knob;
+
 namespace co = ladder::cluster_one_image;
 using Kernel = void (*)(const float*, const float*, float*, int*);
 
@@ -95,17 +97,6 @@ std::vector<float> pack_weights(const lab04::FoldedLeNet& net) {
     tail[co::kTailFc3Bias + o] = at(net.fc3_bias, o);
   }
   return packed;
-}
-
-/// An environment knob: `fallback` when unset or empty, else one of `allowed` (course::Error otherwise).
-std::string knob(const char* name, const std::string& fallback, const std::vector<std::string>& allowed) {
-  const char* text = std::getenv(name);
-  if (text == nullptr || *text == '\0') return fallback;
-  for (const std::string& value : allowed)
-    if (value == text) return value;
-  std::string list;
-  for (const std::string& value : allowed) list += (list.empty() ? "" : " or ") + value;
-  throw course::Error(std::string(name) + " must be " + list + ", got '" + text + "'");
 }
 
 /// One cluster width: its kernel, the weights packed for it, and how many of its clusters the GPU

@@ -53,6 +53,8 @@
 
 namespace {
 
+using ladder::support::env_or;
+
 namespace co = ladder::cluster_one_image;
 namespace rw = ladder::one_image_fast;
 
@@ -125,11 +127,6 @@ std::vector<float> pack_channels(const lab04::FoldedLeNet& net) {
   }
   pack_tail(net, L::kTailAt, put);
   return packed;
-}
-
-std::string env_or(const char* name, const std::string& fallback) {
-  const char* text = std::getenv(name);
-  return text == nullptr || *text == '\0' ? fallback : std::string(text);
 }
 
 using KernelFn = void (*)(const float*, const float*, float*, int*);

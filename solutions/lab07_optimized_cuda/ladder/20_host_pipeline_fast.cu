@@ -65,16 +65,13 @@
 
 namespace {
 
+using ladder::support::env_or;
+
 constexpr int kPixels = 784, kClasses = 10, kMaxChunks = 64, kMaxComputeStreams = 4;
 // The default split (measured, lecture 07 section 15g): chunks of at least kMinChunkImages, at most
 // kDefaultChunks of them, round-robin over kDefaultComputeStreams streams.
 constexpr int kMinChunkImages = 800, kDefaultChunks = 8, kDefaultComputeStreams = 2;
 const char* const kComputeLanes[kMaxComputeStreams] = {"compute", "compute 2", "compute 3", "compute 4"};
-
-std::string env_or(const char* name, const std::string& fallback) {
-  const char* text = std::getenv(name);
-  return text == nullptr || *text == '\0' ? fallback : std::string(text);
-}
 
 /// COURSE_LADDER_TIMELINE: start/end events around every copy and kernel of one call, written
 /// as CSV rows (microseconds after the call's first event) once the call has finished.

@@ -47,7 +47,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -106,15 +105,6 @@ std::vector<float> pack(const lab04::FoldedLeNet& net) {
 
 using Kernel = void (*)(const float*, const float*, float*, int*, long long*);
 
-/// A 0/1 environment knob; anything else is refused.
-bool knob_on(const char* name, bool fallback) {
-  const char* text = std::getenv(name);
-  if (text == nullptr || *text == '\0') return fallback;
-  if (std::strcmp(text, "0") != 0 && std::strcmp(text, "1") != 0)
-    throw course::Error(std::string(name) + " must be 0 or 1, got '" + text + "'");
-  return text[0] == '1';
-}
-
 class OneImageShortChain final : public ladder::Rung {
  public:
   ~OneImageShortChain() override { print_stamps(); }
@@ -126,7 +116,7 @@ class OneImageShortChain final : public ladder::Rung {
     ladder::support::check_max_batch(max_batch);
     if (const std::string why = unsupported_reason(); !why.empty()) throw course::Error("rung 22: " + why);
     print_stamps();
-    stamped_ = knob_on("COURSE_LADDER_STAMPS", false);
+    stamped_ = ladder::support::knob("COURSE_LADDER_STAMPS", "0", {"0", "1"}) == "1";
     kernel_ = stamped_ ? sc::short_chain_lenet<true> : sc::short_chain_lenet<false>;
     packed_ = course::DeviceBuffer<float>(pack(net));
     stamps_ = course::DeviceBuffer<long long>();

@@ -375,30 +375,22 @@ __global__ void __launch_bounds__(tc::kThreads, 2)
 
 namespace {
 
-namespace zd = ladder::zero_copy_dynamic;
+using ladder::support::env_or;
 
-std::string env_or(const char* name, const std::string& fallback) {
-  const char* text = std::getenv(name);
-  return text == nullptr || *text == '\0' ? fallback : std::string(text);
-}
+namespace zd = ladder::zero_copy_dynamic;
 
 class ZeroCopyDynamic final : public TensorCoreLeNet {
  public:
   void prepare(const lab04::FoldedLeNet& net, int max_batch) override {
     TensorCoreLeNet::prepare(net, max_batch);
-    slots_ = std::atoi(env_or("COURSE_LADDER_ZC_SLOTS", "2").c_str());
-    const std::string order = env_or("COURSE_LADDER_ZC_ORDER", "dynamic"), work = env_or("COURSE_LADDER_ZC_WORK", "full");
-    const std::string start = env_or("COURSE_LADDER_ZC_START", "late"), labels = env_or("COURSE_LADDER_ZC_LABELS", "end");
-    const std::string fetch = env_or("COURSE_LADDER_ZC_FETCH", "lsu"), conv2 = env_or("COURSE_LADDER_ZC_CONV2", "l2");
-    if (slots_ < 1 || slots_ > 3) throw course::Error("COURSE_LADDER_ZC_SLOTS must be 1, 2 or 3");
-    if (order != "dynamic" && order != "static" && order != "blocked")
-      throw course::Error("COURSE_LADDER_ZC_ORDER must be dynamic, static or blocked");
-    if (fetch != "lsu" && fetch != "bulk") throw course::Error("COURSE_LADDER_ZC_FETCH must be lsu or bulk");
-    if (conv2 != "l2" && conv2 != "shared") throw course::Error("COURSE_LADDER_ZC_CONV2 must be l2 or shared");
-    if (work != "full" && work != "fetch") throw course::Error("COURSE_LADDER_ZC_WORK must be full or fetch");
-    if (start != "early" && start != "late") throw course::Error("COURSE_LADDER_ZC_START must be early or late");
-    if (labels != "step" && labels != "end" && labels != "none")
-      throw course::Error("COURSE_LADDER_ZC_LABELS must be step, end or none");
+    using ladder::support::knob;
+    slots_ = std::stoi(knob("COURSE_LADDER_ZC_SLOTS", "2", {"1", "2", "3"}));
+    const std::string order = knob("COURSE_LADDER_ZC_ORDER", "dynamic", {"dynamic", "static", "blocked"});
+    const std::string work = knob("COURSE_LADDER_ZC_WORK", "full", {"full", "fetch"});
+    const std::string start = knob("COURSE_LADDER_ZC_START", "late", {"late", "early"});
+    const std::string labels = knob("COURSE_LADDER_ZC_LABELS", "end", {"end", "step", "none"});
+    const std::string fetch = knob("COURSE_LADDER_ZC_FETCH", "lsu", {"lsu", "bulk"});
+    const std::string conv2 = knob("COURSE_LADDER_ZC_CONV2", "l2", {"l2", "shared"});
     flags_ = (order == "dynamic" ? zd::kDynamic : 0) | (work == "fetch" ? zd::kFetchOnly : 0) |
              (start == "late" ? zd::kLateStart : 0) | (labels == "end" ? zd::kLabelsAtEnd : 0) |
              (labels == "none" ? zd::kNoLabels : 0) | (order == "blocked" ? zd::kBlocked : 0) |

@@ -6,7 +6,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "course/cuda_check.hpp"
 #include "course/device_buffer.hpp"
@@ -19,6 +21,22 @@
 namespace ladder::support {
 
 namespace ln = course::lenet;
+
+/// A measuring knob's text: `fallback` when the variable is unset or empty.
+inline std::string env_or(const char* name, const std::string& fallback) {
+  const char* text = std::getenv(name);
+  return text == nullptr || *text == '\0' ? fallback : std::string(text);
+}
+
+/// An environment knob: `fallback` when unset or empty, else one of `allowed` (course::Error otherwise).
+inline std::string knob(const char* name, const std::string& fallback, const std::vector<std::string>& allowed) {
+  const std::string text = env_or(name, fallback);
+  for (const std::string& value : allowed)
+    if (value == text) return value;
+  std::string list;
+  for (const std::string& value : allowed) list += (list.empty() ? "" : " or ") + value;
+  throw course::Error(std::string(name) + " must be " + list + ", got '" + text + "'");
+}
 
 /// LeNet's sizes per image, named once.
 constexpr int kImage = ln::kInputSize * ln::kInputSize;           // 784
